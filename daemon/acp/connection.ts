@@ -1,0 +1,84 @@
+/**
+ * One editor window: a JSON-RPC peer over its WebSocket, its negotiated capabilities and the
+ * sessions it is attached to. It is the ClientPort through which sessions reach that window.
+ */
+import { randomUUID } from "node:crypto";
+import { JsonRpcPeer, RpcError, type RequestContext } from "../../shared/jsonrpc.js";
+import type { ClientCapabilities } from "../../shared/acp-schemas.js";
+import type { Logger } from "../log.js";
+import type { ClientCaps, ClientPort, SessionUpdate } from "../sessions/types.js";
+import type { AcpServices } from "./context.js";
+import { toRpcError } from "./errors.js";
+import { notificationMethods, requestMethods } from "./methods.js";
+
+export interface ConnectionInfo {
+  env: Record<string, string | undefined>;
+  model: string | undefined;
+  shimPid: number | undefined;
+}
+
+export class AcpConnection implements ClientPort {
+  readonly connectionId = randomUUID();
+  capabilities: ClientCaps = { readTextFile: false, writeTextFile: false, terminal: false };
+  clientCapabilities: ClientCapabilities | undefined;
+  lastActive = Date.now();
+  readonly log: Logger;
+  private readonly peer: JsonRpcPeer;
+
+  constructor(
+    send: (text: string) => void,
+    readonly services: AcpServices,
+    readonly info: ConnectionInfo,
+  ) {
+    this.log = services.log.child({ connId: this.connectionId });
+    this.peer = new JsonRpcPeer(send, {
+      request: (method, params, ctx) => this.dispatch(method, params, ctx),
+      notification: (method, params) => this.dispatchNotification(method, params),
+      toRpcError,
+    });
+  }
+
+  get closed(): boolean {
+    return this.peer.closed;
+  }
+
+  receive(text: string): void {
+    this.peer.receive(text);
+  }
+
+  sendUpdate(sessionId: string, update: SessionUpdate): void {
+    this.peer.notify("session/update", { sessionId, update });
+  }
+
+  request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown> {
+    return this.peer.request(method, params, opts);
+  }
+
+  /** The socket is gone: the window detaches from every session, which go on without it. */
+  dispose(): void {
+    this.peer.close();
+    this.services.sessions.detachEverywhere(this);
+  }
+
+  private async dispatch(method: string, params: unknown, ctx: RequestContext): Promise<unknown> {
+    const spec = Object.hasOwn(requestMethods, method) ? requestMethods[method] : undefined;
+    if (!spec) throw RpcError.methodNotFound(method);
+    const parsed = spec.params.parse(params ?? {});
+    return spec.handler(parsed, this, ctx);
+  }
+
+  private dispatchNotification(method: string, params: unknown): void {
+    const spec = Object.hasOwn(notificationMethods, method) ? notificationMethods[method] : undefined;
+    if (!spec) return; // unknown notifications are ignored, never answered
+    const parsed = spec.params.safeParse(params ?? {});
+    if (!parsed.success) {
+      this.log.debug({ method }, "ignored notification with bad params");
+      return;
+    }
+    try {
+      spec.handler(parsed.data, this);
+    } catch (err) {
+      this.log.debug({ method, err }, "notification handler failed");
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import type { InitializeResponse } from "@agentclientprotocol/sdk";
+import { RpcError } from "../../shared/jsonrpc.js";
+import type { z } from "zod";
+import type { AuthenticateRequest, InitializeRequest } from "../../shared/acp-schemas.js";
+import type { AcpConnection } from "./connection.js";
+import { toClientCaps } from "./client-caps.js";
+
+/** The only protocol major this agent speaks; any request gets it back (ACP version negotiation). */
+export const PROTOCOL_VERSION = 1;
+export const SETUP_AUTH_METHOD_ID = "reasonix-setup";
+
+export function initialize(params: z.output<typeof InitializeRequest>, conn: AcpConnection): InitializeResponse {
+  conn.clientCapabilities = params.clientCapabilities ?? undefined;
+  conn.capabilities = toClientCaps(params.clientCapabilities);
+  const terminalAuth = params.clientCapabilities?.auth?.terminal === true;
+  conn.log.info({ client: params.clientInfo?.name, requested: params.protocolVersion }, "initialize");
+  return {
+    protocolVersion: PROTOCOL_VERSION,
+    agentCapabilities: {
+      loadSession: true,
+      promptCapabilities: { image: false, audio: false, embeddedContext: true },
+      mcpCapabilities: { http: false, sse: false },
+      sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {} },
+    },
+    // A terminal method may only be offered to clients that can run one (schema: AuthMethodTerminal).
+    authMethods: terminalAuth
+      ? [
+          {
+            type: "terminal",
+            id: SETUP_AUTH_METHOD_ID,
+            name: "Reasonix setup",
+            description: "Configure a DeepSeek key or another OpenAI-compatible provider in a terminal.",
+            args: ["setup"],
+          },
+        ]
+      : [],
+    agentInfo: { name: "reasonix", title: "Reasonix", version: conn.services.version },
+  };
+}
+
+export function authenticate(params: z.output<typeof AuthenticateRequest>): Record<string, never> {
+  if (params.methodId !== SETUP_AUTH_METHOD_ID) {
+    throw RpcError.invalidParams(`methodId: unknown authentication method "${params.methodId}"`);
+  }
+  return {};
+}

@@ -1,0 +1,84 @@
+/**
+ * session/new, load, resume, list, close, delete. A connection attaches to a session; the session
+ * itself belongs to the daemon and outlives the connection.
+ */
+import type { ListSessionsResponse, LoadSessionResponse, NewSessionResponse } from "@agentclientprotocol/sdk";
+import type { z } from "zod";
+import { ResultThen, RpcError } from "../../shared/jsonrpc.js";
+import type {
+  ListSessionsRequest,
+  LoadSessionRequest,
+  NewSessionRequest,
+  ResumeSessionRequest,
+  SessionIdRequest,
+} from "../../shared/acp-schemas.js";
+import { resolveModelRef } from "../provider/registry.js";
+import type { Session } from "../sessions/session.js";
+import type { AcpConnection } from "./connection.js";
+import { sessionControls } from "./session-config.js";
+
+/** Slash commands come with a later layer; the list is sent now so hosts can build their menu. */
+function sendAvailableCommands(session: Session, conn: AcpConnection): void {
+  conn.sendUpdate(session.id, { sessionUpdate: "available_commands_update", availableCommands: [] });
+}
+
+function startupModel(conn: AcpConnection): string {
+  const config = conn.services.config();
+  if (conn.info.model) {
+    const choice = resolveModelRef(config, conn.info.model);
+    if (!choice) {
+      throw RpcError.invalidParams(
+        `model: "${conn.info.model}" (from --model) is not a configured model; run \`reasonix setup\` or fix config.json`,
+      );
+    }
+    return choice.ref;
+  }
+  return resolveModelRef(config, config.defaultModel)?.ref ?? config.defaultModel;
+}
+
+export async function newSession(params: z.output<typeof NewSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
+  const session = await conn.services.sessions.create({
+    cwd: params.cwd,
+    additionalDirectories: params.additionalDirectories,
+    model: startupModel(conn),
+    env: conn.info.env,
+  });
+  session.attach(conn);
+  conn.lastActive = Date.now();
+  const result: NewSessionResponse = { sessionId: session.id, ...sessionControls(session, conn.services) };
+  return new ResultThen(result, () => sendAvailableCommands(session, conn));
+}
+
+export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
+  const session = await conn.services.sessions.get(params.sessionId);
+  session.env = conn.info.env;
+  // A window that loads again gets the whole history again, once.
+  session.detach(conn);
+  await session.replayTo(conn);
+  conn.lastActive = Date.now();
+  const result: LoadSessionResponse = sessionControls(session, conn.services);
+  return new ResultThen(result, () => sendAvailableCommands(session, conn));
+}
+
+export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
+  const session = await conn.services.sessions.get(params.sessionId);
+  session.env = conn.info.env;
+  session.attach(conn);
+  conn.lastActive = Date.now();
+  const result: LoadSessionResponse = sessionControls(session, conn.services);
+  return new ResultThen(result, () => sendAvailableCommands(session, conn));
+}
+
+export function listSessions(params: z.output<typeof ListSessionsRequest>, conn: AcpConnection): Promise<ListSessionsResponse> {
+  return conn.services.sessions.list(params.cwd ?? undefined, params.cursor ?? undefined);
+}
+
+export async function closeSession(params: z.output<typeof SessionIdRequest>, conn: AcpConnection): Promise<Record<string, never>> {
+  await conn.services.sessions.close(params.sessionId, conn);
+  return {};
+}
+
+export async function deleteSession(params: z.output<typeof SessionIdRequest>, conn: AcpConnection): Promise<Record<string, never>> {
+  await conn.services.sessions.delete(params.sessionId);
+  return {};
+}

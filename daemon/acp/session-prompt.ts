@@ -1,0 +1,19 @@
+import type { PromptResponse } from "@agentclientprotocol/sdk";
+import type { z } from "zod";
+import type { PromptRequest, SessionIdRequest } from "../../shared/acp-schemas.js";
+import type { AcpConnection } from "./connection.js";
+
+export async function prompt(params: z.output<typeof PromptRequest>, conn: AcpConnection): Promise<PromptResponse> {
+  const session = await conn.services.sessions.get(params.sessionId);
+  // A window that prompts a session it has not attached to (a reconnected shim) attaches now.
+  session.attach(conn);
+  conn.lastActive = Date.now();
+  const stopReason = await session.prompt(params.prompt, conn);
+  return { stopReason };
+}
+
+/** A notification: unknown sessions are ignored, as no answer can be given. */
+export function cancel(params: z.output<typeof SessionIdRequest>, conn: AcpConnection): void {
+  conn.lastActive = Date.now();
+  conn.services.sessions.liveSessions().find((s) => s.id === params.sessionId)?.cancel();
+}

@@ -1,0 +1,97 @@
+/**
+ * The turn runner: model round -> tool calls (in order) -> results -> next round, until a round
+ * has no tool calls (end_turn), the step limit (max_turn_requests), or cancel (cancelled).
+ * History is only ever appended to, so every request repeats the previous one as its prefix.
+ */
+import type { ChatMessage, SessionUpdate, StopReason } from "../sessions/types.js";
+import type { ChatModel, RoundResult, ToolSpec, Usage } from "../provider/types.js";
+
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface TurnHost {
+  emit(update: SessionUpdate): void;
+  appendHistory(msg: ChatMessage): void;
+  history(): readonly ChatMessage[];
+  toolSpecs(): ToolSpec[];
+  /** Runs one tool call, reporting it to the editor; returns what the model reads back. */
+  runTool(call: ToolCallRequest, signal: AbortSignal): Promise<string>;
+  onUsage?(usage: Usage): void;
+}
+
+export interface TurnOptions {
+  maxSteps: number;
+}
+
+const isAbort = (signal: AbortSignal): boolean => signal.aborted;
+
+export async function runTurn(
+  host: TurnHost,
+  model: ChatModel,
+  signal: AbortSignal,
+  opts: TurnOptions,
+): Promise<StopReason> {
+  for (let step = 0; step < opts.maxSteps; step++) {
+    let round: RoundResult | undefined;
+    // A truly empty answer is retried once at the same request boundary.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        round = await model.stream({ messages: [...host.history()], tools: host.toolSpecs() }, signal, (d) =>
+          host.emit({
+            sessionUpdate: d.kind === "thought" ? "agent_thought_chunk" : "agent_message_chunk",
+            content: { type: "text", text: d.text },
+          }),
+        );
+      } catch (err) {
+        if (isAbort(signal)) return "cancelled";
+        throw err;
+      }
+      if (isAbort(signal)) return "cancelled";
+      if (round.content || round.reasoning || round.toolCalls.length > 0) break;
+    }
+    if (!round) return "end_turn";
+    if (round.usage) host.onUsage?.(round.usage);
+
+    const assistant: ChatMessage = { role: "assistant", content: round.content || null };
+    if (round.toolCalls.length > 0) {
+      // DeepSeek's thinking mode rejects tool-turn history that lost its reasoning.
+      assistant.reasoning_content = round.reasoning;
+      assistant.tool_calls = round.toolCalls.map((c) => ({
+        id: c.id,
+        type: "function" as const,
+        function: { name: c.name, arguments: c.arguments },
+      }));
+    }
+    host.appendHistory(assistant);
+
+    if (round.toolCalls.length === 0) {
+      return round.finishReason === "length" ? "max_tokens" : "end_turn";
+    }
+    for (const call of round.toolCalls) {
+      let output: string;
+      if (isAbort(signal)) {
+        output = "Cancelled by the user before this tool ran.";
+      } else {
+        try {
+          output = await host.runTool(call, signal);
+        } catch (err) {
+          output = `Tool error: ${(err as Error).message}`;
+        }
+      }
+      // Every tool call gets its result, even on cancel, so the history stays well-formed.
+      host.appendHistory({ role: "tool", tool_call_id: call.id, content: output });
+    }
+    if (isAbort(signal)) return "cancelled";
+  }
+  host.emit({
+    sessionUpdate: "agent_message_chunk",
+    content: {
+      type: "text",
+      text: `\n\n[warning] Stopped after ${opts.maxSteps} model rounds (max_steps). Send a new prompt to continue.`,
+    },
+  });
+  return "max_turn_requests";
+}

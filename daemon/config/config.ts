@@ -1,0 +1,113 @@
+/**
+ * config.json (DESIGN §3 "Configuration"): every key optional, unknown keys refused with a message
+ * that names them. Environment variables override the file where both exist.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+
+export const ProviderConfig = z
+  .object({
+    name: z.string().min(1).regex(/^[A-Za-z0-9._-]+$/, "provider names use letters, digits, '.', '_' and '-'"),
+    baseUrl: z.string().url(),
+    apiKeyEnv: z.string().min(1),
+    models: z.array(z.string().min(1)).min(1),
+  })
+  .strict();
+export type ProviderConfig = z.infer<typeof ProviderConfig>;
+
+const Price = z
+  .object({
+    currency: z.enum(["CNY", "USD"]),
+    cacheHit: z.number().nonnegative(),
+    input: z.number().nonnegative(),
+    output: z.number().nonnegative(),
+  })
+  .strict();
+
+export const ConfigFile = z
+  .object({
+    providers: z.array(ProviderConfig).optional(),
+    model: z.string().min(1).optional(),
+    maxSteps: z.number().int().positive().optional(),
+    permissionTimeoutSeconds: z.number().int().positive().optional(),
+    idleShutdownSeconds: z.number().int().nonnegative().optional(),
+    budgets: z
+      .object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() })
+      .partial()
+      .strict()
+      .optional(),
+    listen: z.string().optional(),
+    prices: z.record(z.string(), Price).optional(),
+  })
+  .strict();
+export type ConfigFile = z.infer<typeof ConfigFile>;
+
+export interface DaemonConfig {
+  providers: ProviderConfig[];
+  defaultModel: string;
+  maxSteps: number;
+  permissionTimeoutSeconds: number;
+  idleShutdownSeconds: number;
+  budgets: ConfigFile["budgets"];
+  listen: string | undefined;
+  prices: ConfigFile["prices"];
+}
+
+export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
+export const DEEPSEEK_MODELS = ["deepseek-v4-flash", "deepseek-v4-pro"];
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function parseConfigText(text: string, source: string): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${source} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = ConfigFile.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => {
+      const where = i.path.length ? i.path.join(".") : "(top level)";
+      if (i.code === "unrecognized_keys") return `unknown key${i.keys.length > 1 ? "s" : ""} ${i.keys.map((k) => `"${k}"`).join(", ")} at ${where}`;
+      return `${where}: ${i.message}`;
+    });
+    throw new ConfigError(`${source}: ${issues.join("; ")}`);
+  }
+  return parsed.data;
+}
+
+export function readConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw new ConfigError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  return parseConfigText(text, path);
+}
+
+export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonConfig {
+  const builtIn: ProviderConfig = {
+    name: "deepseek",
+    baseUrl: DEEPSEEK_DEFAULT_BASE_URL,
+    apiKeyEnv: "DEEPSEEK_API_KEY",
+    models: DEEPSEEK_MODELS,
+  };
+  const fromFile = file.providers ?? [];
+  const providers = fromFile.some((p) => p.name === "deepseek") ? fromFile : [builtIn, ...fromFile];
+  const num = (v: string | undefined): number | undefined => (v && /^\d+$/.test(v) ? Number(v) : undefined);
+  return {
+    providers,
+    defaultModel: env.REASONIX_MODEL || file.model || `${providers[0]!.name}/${providers[0]!.models[0]!}`,
+    maxSteps: num(env.REASONIX_MAX_STEPS) ?? file.maxSteps ?? 50,
+    permissionTimeoutSeconds: num(env.REASONIX_PERMISSION_TIMEOUT_SECONDS) ?? file.permissionTimeoutSeconds ?? 1800,
+    idleShutdownSeconds: num(env.REASONIX_IDLE_SHUTDOWN_SECONDS) ?? file.idleShutdownSeconds ?? 900,
+    budgets: file.budgets,
+    listen: env.REASONIX_LISTEN || file.listen,
+    prices: file.prices,
+  };
+}

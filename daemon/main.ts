@@ -1,0 +1,180 @@
+/**
+ * `reasonix daemon run`: win the store lock, bind the socket, say ready, serve until stopped or idle.
+ * Heavy modules (openai, MCP) load later, on first use, so the first `initialize` is answered fast.
+ */
+import { closeSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { ensurePrivateDir, resolvePaths, type Paths } from "../shared/paths.js";
+import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
+import { ConfigError, readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
+import { createLogger, type Logger } from "./log.js";
+import { Store, StoreLockedError } from "./store/store.js";
+import { SessionManager } from "./sessions/manager.js";
+import { OpenAIChatModel } from "./provider/openai-chat.js";
+import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
+import { RpcError } from "../shared/jsonrpc.js";
+import { buildApp } from "./server/app.js";
+import type { DaemonState } from "./server/state.js";
+
+export const BUILD_ID = `${PACKAGE_VERSION}+wire${WIRE_MAJOR}`;
+
+/** The shim that spawned us waits on fd 3 for one word; systemd and a terminal have no fd 3. */
+function signalLauncher(word: "ready" | "already-running"): void {
+  const fd = Number(process.env.REASONIX_READY_FD);
+  if (!Number.isInteger(fd) || fd < 3) return;
+  try {
+    writeSync(fd, `${word}\n`);
+    closeSync(fd);
+  } catch {
+    // the launcher is gone; nothing to tell
+  }
+}
+
+function fileStamp(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.mtimeMs}:${st.size}`;
+  } catch {
+    return "none";
+  }
+}
+
+function writeDaemonInfo(paths: Paths, info: object): void {
+  const tmp = `${paths.daemonInfoFile}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(info, null, 2), { mode: 0o600 });
+  renameSync(tmp, paths.daemonInfoFile);
+}
+
+export async function runDaemon(): Promise<void> {
+  process.umask(0o077);
+  const paths = resolvePaths();
+  mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
+  mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
+  ensurePrivateDir(paths.runtimeDir);
+  const log = createLogger(paths.logFile);
+
+  let config: DaemonConfig;
+  try {
+    config = resolveConfig(readConfigFile(paths.configFile), process.env);
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : String(err);
+    process.stderr.write(`reasonix daemon: ${message}\n`);
+    log.error({ err: message }, "bad configuration");
+    log.flush();
+    process.exitCode = 2;
+    return;
+  }
+
+  let store: Store;
+  try {
+    store = await Store.open(paths.dbDir);
+  } catch (err) {
+    if (err instanceof StoreLockedError) {
+      process.stderr.write("reasonix daemon: already running\n");
+      signalLauncher("already-running");
+      return;
+    }
+    throw err;
+  }
+
+  const state = await serve(paths, config, store, log);
+  signalLauncher("ready");
+  log.info({ socket: paths.socketPath, build: BUILD_ID }, "daemon ready");
+  process.stderr.write(`reasonix daemon: ready (pid ${process.pid}, socket ${paths.socketPath})\n`);
+  void state;
+}
+
+async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Logger): Promise<DaemonState> {
+  // `reasonix setup` may change config.json under a running daemon; new sessions see the change.
+  let config = initial;
+  let configStamp = fileStamp(paths.configFile);
+  function currentConfig(): DaemonConfig {
+    const stamp = fileStamp(paths.configFile);
+    if (stamp !== configStamp) {
+      configStamp = stamp;
+      try {
+        config = resolveConfig(readConfigFile(paths.configFile), process.env);
+        log.info("configuration reloaded");
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, "configuration change ignored");
+      }
+    }
+    return config;
+  }
+  const sessions = new SessionManager(
+    store,
+    {
+      store,
+      log,
+      maxSteps: () => currentConfig().maxSteps,
+      createModel: (ref, env) => {
+        const choice = resolveModelRef(currentConfig(), ref);
+        if (!choice) throw RpcError.invalidParams(`model: "${ref}" is not a configured model`);
+        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, env, paths.credentialsFile));
+      },
+    },
+    log,
+  );
+  await sessions.recover();
+
+  let shuttingDown: Promise<void> | undefined;
+  const state: DaemonState = {
+    services: { sessions, config: currentConfig, paths, log, version: PACKAGE_VERSION },
+    store,
+    startedAt: Date.now(),
+    build: BUILD_ID,
+    draining: false,
+    connections: 0,
+    requestShutdown: (reason) => {
+      shuttingDown ??= shutdown(reason);
+    },
+  };
+
+  // We hold the lock, so a socket file left here is stale: only the lock holder may remove it.
+  rmSync(paths.socketPath, { force: true });
+  const app = await buildApp(state);
+  await app.listen({ path: paths.socketPath });
+  writeDaemonInfo(paths, {
+    pid: process.pid,
+    build: BUILD_ID,
+    wire: WIRE_MAJOR,
+    socket: paths.socketPath,
+    logFile: paths.logFile,
+    startedAt: new Date(state.startedAt).toISOString(),
+  });
+
+  const idleMs = config.idleShutdownSeconds * 1000;
+  let idleSince = Date.now();
+  const idleTimer = setInterval(() => {
+    const busy = state.connections > 0 || sessions.liveSessions().some((s) => s.running || s.queuedPrompts > 0);
+    if (busy) idleSince = Date.now();
+    else if (idleMs > 0 && Date.now() - idleSince >= idleMs) state.requestShutdown("idle");
+  }, Math.min(5000, Math.max(250, idleMs / 4)));
+  idleTimer.unref();
+
+  async function shutdown(reason: string): Promise<void> {
+    log.info({ reason }, "daemon stopping");
+    state.draining = true;
+    clearInterval(idleTimer);
+    try {
+      await app.close();
+      await sessions.shutdown();
+      await store.close();
+    } catch (err) {
+      log.error({ err }, "error while stopping");
+    }
+    try {
+      unlinkSync(paths.socketPath);
+    } catch {
+      // already removed by the server's close
+    }
+    rmSync(paths.daemonInfoFile, { force: true });
+    log.info("daemon stopped");
+    log.flush();
+    process.exit(0);
+  }
+
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    process.on(sig, () => state.requestShutdown(sig));
+  }
+  return state;
+}

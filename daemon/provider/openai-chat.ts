@@ -1,0 +1,148 @@
+/**
+ * A ChatModel on the official openai SDK. The SDK is imported lazily so that the daemon binds its
+ * socket and answers `initialize` before paying for it.
+ */
+import type OpenAI from "openai";
+import { RpcError } from "../../shared/jsonrpc.js";
+import type { ChatModel, Delta, RoundRequest, RoundResult, Usage } from "./types.js";
+import type { Endpoint } from "./registry.js";
+import { oneSentence, redact } from "./redact.js";
+
+let sdk: Promise<typeof import("openai")> | undefined;
+const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
+
+/** Accumulates streamed deltas into one round; kept pure so it can be table-tested. */
+export class RoundAccumulator {
+  content = "";
+  reasoning = "";
+  finishReason: string | null = null;
+  usage: Usage | undefined;
+  private readonly calls: Array<{ id: string; name: string; arguments: string }> = [];
+
+  /** Returns the user-visible deltas in this chunk, in order. */
+  add(chunk: unknown): Delta[] {
+    const out: Delta[] = [];
+    const c = chunk as {
+      choices?: Array<{
+        delta?: {
+          content?: string | null;
+          reasoning_content?: string | null;
+          reasoning?: string | null;
+          tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }>;
+        };
+        finish_reason?: string | null;
+      }>;
+      usage?: Record<string, unknown> | null;
+    };
+    for (const choice of c.choices ?? []) {
+      const d = choice.delta ?? {};
+      const thought = d.reasoning_content ?? d.reasoning;
+      if (thought) {
+        this.reasoning += thought;
+        out.push({ kind: "thought", text: thought });
+      }
+      if (d.content) {
+        this.content += d.content;
+        out.push({ kind: "text", text: d.content });
+      }
+      for (const tc of d.tool_calls ?? []) {
+        const i = tc.index ?? this.calls.length;
+        const call = (this.calls[i] ??= { id: "", name: "", arguments: "" });
+        if (tc.id) call.id = tc.id;
+        if (tc.function?.name) call.name += tc.function.name;
+        if (tc.function?.arguments) call.arguments += tc.function.arguments;
+      }
+      if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    }
+    if (c.usage) this.usage = normaliseUsage(c.usage);
+    return out;
+  }
+
+  result(): RoundResult {
+    return {
+      content: this.content,
+      reasoning: this.reasoning,
+      toolCalls: this.calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${i}` })),
+      finishReason: this.finishReason,
+      usage: this.usage,
+    };
+  }
+}
+
+export function normaliseUsage(u: Record<string, unknown>): Usage {
+  const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  const prompt = n(u.prompt_tokens);
+  const details = (u.prompt_tokens_details ?? {}) as Record<string, unknown>;
+  const hit = u.prompt_cache_hit_tokens !== undefined ? n(u.prompt_cache_hit_tokens) : n(details.cached_tokens);
+  const miss = u.prompt_cache_miss_tokens !== undefined ? n(u.prompt_cache_miss_tokens) : Math.max(0, prompt - hit);
+  const completionDetails = (u.completion_tokens_details ?? {}) as Record<string, unknown>;
+  return {
+    promptTokens: prompt,
+    completionTokens: n(u.completion_tokens),
+    cacheHitTokens: hit,
+    cacheMissTokens: miss,
+    reasoningTokens: n(completionDetails.reasoning_tokens),
+  };
+}
+
+export function describeProviderError(err: unknown, endpoint: Endpoint): RpcError {
+  const e = err as { status?: number; message?: string; name?: string; cause?: { code?: string } };
+  let host = endpoint.baseUrl;
+  try {
+    host = new URL(endpoint.baseUrl).host;
+  } catch {
+    // keep the raw value; it is configuration, not a secret
+  }
+  let sentence: string;
+  if (typeof e.status === "number") {
+    const hint = e.status === 401 || e.status === 403 ? " (check the API key; `reasonix setup` can store one)" : "";
+    sentence = `The model provider at ${host} answered HTTP ${e.status}${hint}: ${oneSentence(e.message ?? "")}`;
+  } else if (e.name === "APIConnectionError" || e.cause?.code) {
+    sentence = `Could not reach the model provider at ${host}${e.cause?.code ? ` (${e.cause.code})` : ""}.`;
+  } else {
+    sentence = `The model request failed: ${oneSentence(e.message ?? String(err))}`;
+  }
+  return RpcError.internal(oneSentence(redact(sentence, [endpoint.apiKey])));
+}
+
+export class OpenAIChatModel implements ChatModel {
+  private client: OpenAI | undefined;
+
+  constructor(
+    readonly ref: string,
+    readonly model: string,
+    private readonly endpoint: Endpoint,
+    private readonly extraBody: () => Record<string, unknown> = () => ({}),
+  ) {}
+
+  private async getClient(): Promise<OpenAI> {
+    if (!this.client) {
+      const { default: OpenAICtor } = await loadSdk();
+      this.client = new OpenAICtor({ baseURL: this.endpoint.baseUrl, apiKey: this.endpoint.apiKey, maxRetries: 1, timeout: 600_000 });
+    }
+    return this.client;
+  }
+
+  async stream(req: RoundRequest, signal: AbortSignal, onDelta: (d: Delta) => void): Promise<RoundResult> {
+    const client = await this.getClient();
+    const acc = new RoundAccumulator();
+    try {
+      const body = {
+        model: this.model,
+        messages: req.messages,
+        stream: true as const,
+        stream_options: { include_usage: true },
+        ...(req.tools.length > 0 ? { tools: req.tools } : {}),
+        ...this.extraBody(),
+      };
+      const stream = await client.chat.completions.create(body as never, { signal });
+      for await (const chunk of stream as unknown as AsyncIterable<unknown>) {
+        for (const d of acc.add(chunk)) onDelta(d);
+      }
+    } catch (err) {
+      if (signal.aborted) throw signal.reason ?? err;
+      throw describeProviderError(err, this.endpoint);
+    }
+    return acc.result();
+  }
+}

@@ -1,0 +1,37 @@
+import type { ChatMessage } from "../sessions/types.js";
+
+export interface ToolSpec {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  cacheHitTokens: number;
+  cacheMissTokens: number;
+  reasoningTokens: number;
+}
+
+export interface RoundResult {
+  content: string;
+  reasoning: string;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  finishReason: string | null;
+  usage: Usage | undefined;
+}
+
+export type Delta = { kind: "thought" | "text"; text: string };
+
+export interface RoundRequest {
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+}
+
+/** One model of one provider, ready to stream a round. */
+export interface ChatModel {
+  /** "provider/model" */
+  readonly ref: string;
+  readonly model: string;
+  stream(req: RoundRequest, signal: AbortSignal, onDelta: (d: Delta) => void): Promise<RoundResult>;
+}

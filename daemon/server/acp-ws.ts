@@ -1,0 +1,84 @@
+/**
+ * GET /acp: one WebSocket per editor window, one JSON-RPC message per text frame. The upgrade
+ * carries the shim's wire version; a different major is refused before any ACP byte flows.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { WebSocket } from "ws";
+import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../../shared/wire.js";
+import { MAX_LINE_BYTES } from "../../shared/ndjson.js";
+import { AcpConnection } from "../acp/connection.js";
+import type { DaemonState } from "./state.js";
+
+/** A window this far behind is dropped rather than letting the daemon's memory grow without bound. */
+export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function decodeEnv(raw: string | undefined): Record<string, string> {
+  if (!raw) return {};
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(raw, "base64").toString("utf8"));
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+      return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === "string"));
+    }
+  } catch {
+    // a broken snapshot is treated as none: the daemon's own environment applies
+  }
+  return {};
+}
+
+export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonState }): Promise<void> {
+  const { state } = opts;
+
+  const checkHandshake = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (req.headers.origin) {
+      await reply.code(403).send({ error: "browser origins are not accepted on this socket" });
+      return;
+    }
+    if (state.draining) {
+      await reply.code(503).send({ error: "the daemon is shutting down" });
+      return;
+    }
+    const wire = header(req, HEADER_WIRE);
+    if (wire !== String(WIRE_MAJOR)) {
+      await reply.code(426).send({
+        error: `wire version ${wire ?? "(none)"} is not supported by daemon ${state.build} (wire ${WIRE_MAJOR}); run \`reasonix daemon stop\` and start again`,
+      });
+    }
+  };
+
+  app.get("/acp", { websocket: true, preValidation: checkHandshake }, (socket: WebSocket, req: FastifyRequest) => {
+    const shimBuild = header(req, HEADER_BUILD);
+    const pid = Number(header(req, HEADER_SHIM_PID));
+    const conn = new AcpConnection(
+      (text) => {
+        if (socket.readyState !== socket.OPEN) return;
+        if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+          conn.log.warn({ buffered: socket.bufferedAmount }, "window fell too far behind; dropping its connection");
+          socket.terminate();
+          return;
+        }
+        socket.send(text);
+      },
+      state.services,
+      { env: decodeEnv(header(req, HEADER_ENV)), model: header(req, HEADER_MODEL) || undefined, shimPid: Number.isFinite(pid) ? pid : undefined },
+    );
+    state.connections++;
+    conn.log.info({ shimPid: pid, shimBuild, sameBuild: shimBuild === state.build }, "window attached");
+    socket.on("message", (data, isBinary) => {
+      if (isBinary) return;
+      conn.receive(data.toString());
+    });
+    socket.on("close", () => {
+      state.connections--;
+      conn.dispose();
+      conn.log.info("window detached");
+    });
+    socket.on("error", (err) => conn.log.warn({ err }, "socket error"));
+  });
+}
+
+export const WS_MAX_PAYLOAD = MAX_LINE_BYTES + 1024;

@@ -1,0 +1,53 @@
+/**
+ * Operator endpoints: /livez (the event loop answers), /readyz (store open, not draining),
+ * /status (JSON for `reasonix daemon status`), and the shutdown route the CLI uses.
+ */
+import type { FastifyInstance } from "fastify";
+import { WIRE_MAJOR } from "../../shared/wire.js";
+import { keys } from "../store/store.js";
+import type { DaemonState } from "./state.js";
+
+export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonState }): Promise<void> {
+  const { state } = opts;
+
+  app.get("/livez", async () => ({ ok: true }));
+
+  app.get("/readyz", async (_req, reply) => {
+    const ready = state.store.isOpen && !state.draining;
+    return reply.code(ready ? 200 : 503).send({ ready, draining: state.draining, storeOpen: state.store.isOpen });
+  });
+
+  app.get("/status", async () => {
+    const live = state.services.sessions.liveSessions();
+    const stored = (await state.store.range(keys.sessionPrefix)).length;
+    return {
+      version: state.services.version,
+      build: state.build,
+      wire: WIRE_MAJOR,
+      pid: process.pid,
+      uptimeSeconds: Math.round((Date.now() - state.startedAt) / 1000),
+      state: state.draining ? "draining" : "ready",
+      logFile: state.services.paths.logFile,
+      socket: state.services.paths.socketPath,
+      connections: state.connections,
+      sessions: { live: live.length, stored },
+      runningTurns: live.filter((s) => s.running).length,
+      queuedPrompts: live.reduce((n, s) => n + s.queuedPrompts, 0),
+      pendingPermissions: 0,
+      inboxDepth: 0,
+      liveSessions: live.map((s) => ({
+        sessionId: s.id,
+        cwd: s.record.cwd,
+        title: s.record.title ?? null,
+        status: s.record.status,
+        attachments: s.attachments.size,
+        model: s.record.model,
+      })),
+    };
+  });
+
+  app.post("/admin/shutdown", async () => {
+    setImmediate(() => state.requestShutdown("shutdown requested over the socket"));
+    return { stopping: true, pid: process.pid };
+  });
+}

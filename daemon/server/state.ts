@@ -1,0 +1,14 @@
+import type { AcpServices } from "../acp/context.js";
+import type { Store } from "../store/store.js";
+
+/** What the HTTP plugins read and the daemon's life cycle writes. */
+export interface DaemonState {
+  services: AcpServices;
+  store: Store;
+  startedAt: number;
+  build: string;
+  draining: boolean;
+  connections: number;
+  /** Asks the daemon to stop cleanly (admin route, signals, idle timer). */
+  requestShutdown(reason: string): void;
+}

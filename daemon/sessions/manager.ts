@@ -1,0 +1,166 @@
+/**
+ * Owns every session of the daemon: live ones in memory, the rest in the store. Connections find
+ * sessions here; nothing here knows about connections beyond the ClientPort interface.
+ */
+import { randomUUID } from "node:crypto";
+import { RpcError } from "../../shared/jsonrpc.js";
+import type { Logger } from "../log.js";
+import { keys, type Store } from "../store/store.js";
+import { Session, type SessionDeps } from "./session.js";
+import type { ChatMessage, ClientPort, SessionRecord } from "./types.js";
+
+export interface NewSessionInput {
+  cwd: string;
+  additionalDirectories: string[];
+  model: string;
+  env: Record<string, string | undefined>;
+}
+
+export interface ListPage {
+  sessions: Array<{ sessionId: string; cwd: string; title?: string; updatedAt: string; additionalDirectories?: string[] }>;
+  nextCursor?: string;
+}
+
+const PAGE_SIZE = 50;
+
+export class SessionManager {
+  private readonly live = new Map<string, Session>();
+  private readonly loading = new Map<string, Promise<Session>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly deps: SessionDeps,
+    private readonly log: Logger,
+  ) {}
+
+  /** Turns persisted as running belonged to a daemon that died: mark them interrupted, visibly. */
+  async recover(): Promise<void> {
+    const records = await this.store.range<SessionRecord>(keys.sessionPrefix);
+    for (const { value: record } of records) {
+      if (record.status !== "running") continue;
+      const session = await this.get(record.id);
+      session.record.status = "interrupted";
+      session.emit({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: "\n\n[interrupted] The agent daemon stopped during this turn. Send a prompt to continue." },
+      });
+      await session.commit();
+      this.log.info({ sessionId: record.id }, "marked interrupted turn");
+    }
+  }
+
+  liveSessions(): Session[] {
+    return [...this.live.values()];
+  }
+
+  async create(input: NewSessionInput): Promise<Session> {
+    const now = new Date().toISOString();
+    const record: SessionRecord = {
+      id: randomUUID(),
+      cwd: input.cwd,
+      additionalDirectories: input.additionalDirectories,
+      createdAt: now,
+      updatedAt: now,
+      model: input.model,
+      effort: "auto",
+      mode: "normal",
+      toolApproval: "workspace-write",
+      status: "idle",
+      lastSeq: 0,
+      historyLength: 0,
+    };
+    const session = new Session(record, [], this.deps);
+    session.env = input.env;
+    this.live.set(record.id, session);
+    await session.commit();
+    return session;
+  }
+
+  /** A live session, or one brought back from the store; unknown ids are -32002. */
+  async get(id: string): Promise<Session> {
+    const live = this.live.get(id);
+    if (live) return live;
+    const pending = this.loading.get(id);
+    if (pending) return pending;
+    const load = (async () => {
+      const record = await this.store.get<SessionRecord>(keys.session(id));
+      if (!record) throw RpcError.sessionNotFound(id);
+      const history = (await this.store.range<ChatMessage>(keys.historyPrefix(id))).map((e) => e.value);
+      const session = new Session(record, history, this.deps);
+      this.live.set(id, session);
+      return session;
+    })();
+    this.loading.set(id, load);
+    try {
+      return await load;
+    } finally {
+      this.loading.delete(id);
+    }
+  }
+
+  /** A live session only: methods that act on a running session use this. */
+  requireLive(id: string): Session {
+    const s = this.live.get(id);
+    if (!s) throw RpcError.sessionNotFound(id);
+    return s;
+  }
+
+  async list(cwd: string | undefined, cursor: string | undefined): Promise<ListPage> {
+    let offset = 0;
+    if (cursor) {
+      const n = Number(Buffer.from(cursor, "base64url").toString("utf8"));
+      if (!Number.isInteger(n) || n < 0) throw RpcError.invalidParams("cursor is not one this agent issued");
+      offset = n;
+    }
+    const records = (await this.store.range<SessionRecord>(keys.sessionPrefix))
+      .map((e) => this.live.get(e.value.id)?.record ?? e.value)
+      .filter((r) => !cwd || r.cwd === cwd)
+      .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id.localeCompare(b.id)));
+    const page = records.slice(offset, offset + PAGE_SIZE);
+    const next = offset + PAGE_SIZE < records.length ? Buffer.from(String(offset + PAGE_SIZE)).toString("base64url") : undefined;
+    return {
+      sessions: page.map((r) => ({
+        sessionId: r.id,
+        cwd: r.cwd,
+        ...(r.additionalDirectories.length ? { additionalDirectories: r.additionalDirectories } : {}),
+        ...(r.title ? { title: r.title } : {}),
+        updatedAt: r.updatedAt,
+      })),
+      ...(next ? { nextCursor: next } : {}),
+    };
+  }
+
+  /** Detaches `port`; the last window to leave stops the session (its history stays). */
+  async close(id: string, port: ClientPort): Promise<void> {
+    const session = this.live.get(id);
+    if (!session) {
+      if (!(await this.store.get(keys.session(id)))) throw RpcError.sessionNotFound(id);
+      return;
+    }
+    session.detach(port);
+    if (session.attachments.size === 0) {
+      this.live.delete(id);
+      await session.stop();
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    const session = this.live.get(id);
+    if (session) {
+      this.live.delete(id);
+      await session.stop();
+    }
+    await this.store.batch([{ type: "del", key: keys.session(id) }], true);
+    await this.store.deletePrefix(keys.eventPrefix(id));
+    await this.store.deletePrefix(keys.historyPrefix(id));
+  }
+
+  /** A window went away without closing: it stops receiving, the sessions go on. */
+  detachEverywhere(port: ClientPort): void {
+    for (const s of this.live.values()) s.detach(port);
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.live.values()].map((s) => s.commit().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,54 @@
+import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+
+export type { SessionUpdate, StopReason };
+
+/** What a session knows of an attached editor connection (implemented by acp/). */
+export interface ClientPort {
+  readonly connectionId: string;
+  readonly capabilities: ClientCaps;
+  /** Last prompt, cancel or answer from this window: picks the target of editor requests. */
+  lastActive: number;
+  readonly closed: boolean;
+  sendUpdate(sessionId: string, update: SessionUpdate): void;
+  request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
+}
+
+export interface ClientCaps {
+  readTextFile: boolean;
+  writeTextFile: boolean;
+  terminal: boolean;
+}
+
+export type SessionStatus = "idle" | "running" | "interrupted";
+
+export interface SessionRecord {
+  id: string;
+  cwd: string;
+  additionalDirectories: string[];
+  title?: string;
+  createdAt: string;
+  updatedAt: string;
+  model: string;
+  effort: string;
+  mode: string;
+  toolApproval: string;
+  status: SessionStatus;
+  lastSeq: number;
+  historyLength: number;
+}
+
+export type LedgerBody =
+  | { type: "update"; update: SessionUpdate }
+  | { type: "turn_start"; turnId: string }
+  | { type: "turn_end"; turnId: string; stopReason?: StopReason; error?: string };
+
+export type LedgerEntry = LedgerBody & { seq: number; at: string };
+
+/** One message of the model conversation, in the OpenAI chat shape. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null;
+  reasoning_content?: string;
+  tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+}

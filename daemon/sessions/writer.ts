@@ -1,0 +1,53 @@
+/**
+ * Buffers a session's store writes. Streamed chunks ride in a batch flushed every few tens of
+ * milliseconds without fsync (a process crash loses nothing LevelDB already has; a power cut loses
+ * milliseconds); commit points flush at once with sync, as one atomic batch.
+ */
+import type { BatchOp, Store } from "../store/store.js";
+import type { Logger } from "../log.js";
+
+const FLUSH_DELAY_MS = 40;
+
+export class SessionWriter {
+  private pending: BatchOp[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+  ) {}
+
+  put(key: string, value: unknown): void {
+    this.pending.push({ type: "put", key, value });
+    this.schedule();
+  }
+
+  /** Writes everything buffered; with sync, waits for the disk. */
+  flush(sync = false): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const ops = this.pending;
+    this.pending = [];
+    this.chain = this.chain.then(async () => {
+      if (ops.length === 0 && !sync) return;
+      try {
+        await this.store.batch(ops, sync);
+      } catch (err) {
+        this.log.error({ err }, "store write failed");
+        throw err;
+      }
+    });
+    return this.chain;
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush(false).catch(() => undefined);
+    }, FLUSH_DELAY_MS);
+  }
+}

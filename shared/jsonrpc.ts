@@ -1,0 +1,306 @@
+/**
+ * JSON-RPC 2.0 in both directions over any text transport: one message per call of `receive`,
+ * one message per call of `send`. Transport-agnostic on purpose (the MCP SDK's split): the daemon
+ * runs one peer per WebSocket, tests run one over stdio.
+ */
+export type JsonRpcId = number | string | null;
+
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  AuthRequired: -32000,
+  DaemonLost: -32001,
+  ResourceNotFound: -32002,
+  RequestCancelled: -32800,
+} as const;
+
+export interface RpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = "RpcError";
+  }
+
+  static parseError(detail = "Parse error: the line is not valid JSON"): RpcError {
+    return new RpcError(ErrorCode.ParseError, detail);
+  }
+  static invalidRequest(detail: string): RpcError {
+    return new RpcError(ErrorCode.InvalidRequest, `Invalid request: ${detail}`);
+  }
+  static methodNotFound(method: string): RpcError {
+    return new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`, { method });
+  }
+  static invalidParams(detail: string, data?: unknown): RpcError {
+    return new RpcError(ErrorCode.InvalidParams, `Invalid params: ${detail}`, data);
+  }
+  static internal(detail: string): RpcError {
+    return new RpcError(ErrorCode.InternalError, detail);
+  }
+  static authRequired(detail: string): RpcError {
+    return new RpcError(ErrorCode.AuthRequired, detail);
+  }
+  static sessionNotFound(sessionId: string): RpcError {
+    return new RpcError(ErrorCode.ResourceNotFound, `Session not found: ${sessionId}`, { sessionId });
+  }
+  static cancelled(): RpcError {
+    return new RpcError(ErrorCode.RequestCancelled, "Request cancelled");
+  }
+
+  toObject(): RpcErrorObject {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+export type Incoming =
+  | { kind: "request"; id: JsonRpcId; method: string; params: unknown }
+  | { kind: "notification"; method: string; params: unknown }
+  | { kind: "response"; id: JsonRpcId; result: unknown }
+  | { kind: "error"; id: JsonRpcId; error: RpcErrorObject }
+  | { kind: "invalid"; id: JsonRpcId; error: RpcError };
+
+function isId(v: unknown): v is JsonRpcId {
+  return v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+}
+
+/** Classifies one text frame without throwing. */
+export function classify(text: string): Incoming {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    return { kind: "invalid", id: null, error: RpcError.parseError() };
+  }
+  if (Array.isArray(msg)) {
+    return { kind: "invalid", id: null, error: RpcError.invalidRequest("batches are not supported") };
+  }
+  if (msg === null || typeof msg !== "object") {
+    return { kind: "invalid", id: null, error: RpcError.invalidRequest("a message must be a JSON object") };
+  }
+  const m = msg as Record<string, unknown>;
+  const hasId = "id" in m;
+  const id = hasId && isId(m.id) ? m.id : null;
+  if (m.jsonrpc !== "2.0") {
+    return { kind: "invalid", id, error: RpcError.invalidRequest('"jsonrpc" must be "2.0"') };
+  }
+  if (hasId && !isId(m.id)) {
+    return { kind: "invalid", id: null, error: RpcError.invalidRequest('"id" must be a string, a number or null') };
+  }
+  if ("method" in m) {
+    if (typeof m.method !== "string" || m.method.length === 0) {
+      return { kind: "invalid", id, error: RpcError.invalidRequest('"method" must be a non-empty string') };
+    }
+    if (m.params !== undefined && (m.params === null || typeof m.params !== "object")) {
+      return { kind: "invalid", id, error: RpcError.invalidRequest('"params" must be an object or an array') };
+    }
+    return hasId
+      ? { kind: "request", id, method: m.method, params: m.params }
+      : { kind: "notification", method: m.method, params: m.params };
+  }
+  if (hasId && "result" in m) return { kind: "response", id, result: m.result };
+  if (hasId && m.error && typeof m.error === "object") {
+    const e = m.error as Record<string, unknown>;
+    return {
+      kind: "error",
+      id,
+      error: {
+        code: typeof e.code === "number" ? e.code : ErrorCode.InternalError,
+        message: typeof e.message === "string" ? e.message : "error",
+        data: e.data,
+      },
+    };
+  }
+  return { kind: "invalid", id, error: RpcError.invalidRequest("neither a request, a notification nor a response") };
+}
+
+/**
+ * A handler result with work to do once the response is on the wire (e.g. the
+ * `available_commands_update` that must follow the `session/new` answer that carries the id).
+ */
+export class ResultThen {
+  constructor(
+    readonly result: unknown,
+    readonly after: () => void,
+  ) {}
+}
+
+export interface RequestContext {
+  id: JsonRpcId;
+  method: string;
+  /** Aborts on `$/cancel_request` for this id, or when the connection closes. */
+  signal: AbortSignal;
+}
+
+export interface PeerHandlers {
+  request(method: string, params: unknown, ctx: RequestContext): Promise<unknown> | unknown;
+  notification(method: string, params: unknown): void;
+  /** Turns a thrown value into a JSON-RPC error; the default keeps RpcErrors and hides the rest. */
+  toRpcError?(err: unknown, method: string): RpcError;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  cleanup(): void;
+}
+
+export class ConnectionClosedError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "ConnectionClosedError";
+  }
+}
+
+export class JsonRpcPeer {
+  private nextId = 0;
+  private readonly pending = new Map<JsonRpcId, Pending>();
+  private readonly running = new Map<JsonRpcId, AbortController>();
+  private closedReason: Error | undefined;
+
+  constructor(
+    private readonly sendText: (text: string) => void,
+    private readonly handlers: PeerHandlers,
+  ) {}
+
+  get closed(): boolean {
+    return this.closedReason !== undefined;
+  }
+
+  receive(text: string): void {
+    const msg = classify(text);
+    switch (msg.kind) {
+      case "invalid":
+        this.write({ jsonrpc: "2.0", id: msg.id, error: msg.error.toObject() });
+        return;
+      case "notification":
+        this.onNotification(msg.method, msg.params);
+        return;
+      case "request":
+        void this.onRequest(msg.id, msg.method, msg.params);
+        return;
+      case "response":
+      case "error": {
+        const key = typeof msg.id === "string" && /^\d+$/.test(msg.id) ? Number(msg.id) : msg.id;
+        const p = this.pending.get(key);
+        if (!p) return; // late or duplicate answer: nothing waits for it any more
+        this.pending.delete(key);
+        p.cleanup();
+        if (msg.kind === "response") p.resolve(msg.result);
+        else p.reject(new RpcError(msg.error.code, msg.error.message, msg.error.data));
+        return;
+      }
+    }
+  }
+
+  request(method: string, params: unknown, opts: RequestOptions = {}): Promise<unknown> {
+    if (this.closedReason) return Promise.reject(this.closedReason);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = (): void => {
+        if (!this.pending.has(id)) return;
+        this.pending.delete(id);
+        cleanup();
+        this.notify("$/cancel_request", { requestId: id });
+        reject(RpcError.cancelled());
+      };
+      const cleanup = (): void => {
+        if (timer) clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", onAbort);
+      };
+      if (opts.signal?.aborted) {
+        reject(RpcError.cancelled());
+        return;
+      }
+      opts.signal?.addEventListener("abort", onAbort, { once: true });
+      if (opts.timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          if (!this.pending.has(id)) return;
+          this.pending.delete(id);
+          cleanup();
+          reject(RpcError.internal(`${method} got no answer within ${opts.timeoutMs} ms`));
+        }, opts.timeoutMs);
+        timer.unref();
+      }
+      this.pending.set(id, { resolve, reject, cleanup });
+      this.write({ jsonrpc: "2.0", id, method, params });
+    });
+  }
+
+  notify(method: string, params: unknown): void {
+    if (this.closedReason) return;
+    this.write({ jsonrpc: "2.0", method, params });
+  }
+
+  /** Rejects every pending request and aborts every running handler. Idempotent. */
+  close(reason: Error = new ConnectionClosedError("connection closed")): void {
+    if (this.closedReason) return;
+    this.closedReason = reason;
+    for (const p of this.pending.values()) {
+      p.cleanup();
+      p.reject(reason);
+    }
+    this.pending.clear();
+    for (const c of this.running.values()) c.abort(reason);
+    this.running.clear();
+  }
+
+  private onNotification(method: string, params: unknown): void {
+    if (method === "$/cancel_request") {
+      const requestId = (params as { requestId?: unknown } | undefined)?.requestId;
+      if (requestId !== undefined && isId(requestId)) this.running.get(requestId)?.abort(RpcError.cancelled());
+      return;
+    }
+    try {
+      this.handlers.notification(method, params);
+    } catch {
+      // A notification never gets an answer, not even an error one.
+    }
+  }
+
+  private async onRequest(id: JsonRpcId, method: string, params: unknown): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(id, controller);
+    try {
+      const result = await this.handlers.request(method, params, { id, method, signal: controller.signal });
+      if (result instanceof ResultThen) {
+        this.write({ jsonrpc: "2.0", id, result: result.result ?? {} });
+        result.after();
+      } else {
+        this.write({ jsonrpc: "2.0", id, result: result ?? {} });
+      }
+    } catch (err) {
+      const rpc = this.handlers.toRpcError
+        ? this.handlers.toRpcError(err, method)
+        : err instanceof RpcError
+          ? err
+          : RpcError.internal("Internal error");
+      this.write({ jsonrpc: "2.0", id, error: rpc.toObject() });
+    } finally {
+      if (this.running.get(id) === controller) this.running.delete(id);
+    }
+  }
+
+  private write(msg: object): void {
+    if (this.closedReason) return;
+    this.sendText(JSON.stringify(msg));
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The shim <-> daemon wire contract, separate from the ACP protocol version the editor negotiates.
+ * A different WIRE_MAJOR is refused at the WebSocket upgrade, before any ACP byte flows.
+ */
+export const WIRE_MAJOR = 1;
+export const PACKAGE_VERSION = "0.1.0";
+
+export const HEADER_WIRE = "x-reasonix-wire";
+export const HEADER_BUILD = "x-reasonix-build";
+export const HEADER_SHIM_PID = "x-reasonix-shim-pid";
+export const HEADER_ENV = "x-reasonix-env";
+export const HEADER_MODEL = "x-reasonix-model";
+
+/** Environment variables a shim forwards for the sessions it opens (commands, MCP servers, provider). */
+export const ENV_ALLOWLIST = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TERM",
+  "TMPDIR",
+  "TZ",
+  "EDITOR",
+  "DEEPSEEK_API_KEY",
+  "DEEPSEEK_BASE_URL",
+] as const;
+
+/** Names that hold secrets: never logged, never shown in status output. */
+export function isSecretName(name: string): boolean {
+  return /KEY|TOKEN|SECRET|PASSWORD|AUTH|CREDENTIAL/i.test(name);
+}

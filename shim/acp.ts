@@ -1,0 +1,126 @@
+/**
+ * `reasonix acp`: a dumb pipe between the editor's stdio and the daemon's /acp WebSocket, plus the
+ * little it must know to never leave the editor hanging: which editor requests are still unanswered.
+ * Stdout carries ACP lines only; everything else goes to stderr.
+ */
+import type WebSocket from "ws";
+import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
+import { ErrorCode, type JsonRpcId } from "../shared/jsonrpc.js";
+import { resolvePaths } from "../shared/paths.js";
+import { connectOrStart, readDaemonInfo } from "./connect.js";
+
+const keyOf = (id: JsonRpcId): string => JSON.stringify(id);
+
+function writeLine(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } });
+}
+
+export async function runAcp(args: string[]): Promise<void> {
+  let model: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--model") model = args[++i];
+    else if (a.startsWith("--model=")) model = a.slice("--model=".length);
+    else {
+      process.stderr.write(`reasonix acp: unknown argument ${a}\n`);
+      process.exit(2);
+    }
+  }
+  const paths = resolvePaths();
+  process.umask(0o077);
+
+  // Editor lines that arrive while we connect wait here, in order.
+  const early: string[] = [];
+  let ws: WebSocket | undefined;
+  const pending = new Map<string, JsonRpcId>();
+  let stdinEnded = false;
+
+  const forward = (line: string): void => {
+    // Remember requests (method + id) so a lost daemon can still answer each of them.
+    if (line.includes('"method"') && line.includes('"id"')) {
+      try {
+        const msg = JSON.parse(line) as { id?: JsonRpcId; method?: unknown };
+        if (msg && typeof msg === "object" && typeof msg.method === "string" && msg.id !== undefined) {
+          pending.set(keyOf(msg.id), msg.id);
+        }
+      } catch {
+        // not JSON: the daemon answers -32700
+      }
+    }
+    if (ws) ws.send(line);
+    else early.push(line);
+  };
+
+  const reader = new LineReader({
+    line: forward,
+    oversize: (bytes, head) => {
+      writeLine(
+        errorLine(
+          idFromHead(head),
+          ErrorCode.InvalidRequest,
+          `Message too large: a line of ${bytes} bytes exceeds the ${MAX_LINE_BYTES / (1024 * 1024)} MiB limit`,
+        ),
+      );
+    },
+  });
+
+  process.stdin.on("data", (chunk: Buffer) => reader.push(chunk));
+  process.stdin.on("end", () => {
+    reader.end();
+    stdinEnded = true;
+    // The editor is gone; the sessions stay in the daemon. Close politely so it detaches us at once.
+    if (ws) ws.close(1000, "editor closed stdin");
+    else process.exit(0);
+  });
+
+  try {
+    ws = await connectOrStart(paths, { model });
+  } catch (err) {
+    process.stderr.write(`reasonix acp: ${(err as Error).message}\n`);
+    for (const line of early) {
+      try {
+        const msg = JSON.parse(line) as { id?: JsonRpcId; method?: string };
+        if (msg.method && msg.id !== undefined) {
+          writeLine(errorLine(msg.id, ErrorCode.DaemonLost, `The Reasonix daemon is unavailable: ${(err as Error).message}`, { logPath: paths.logFile }));
+        }
+      } catch {
+        // nothing to answer
+      }
+    }
+    process.exit(1);
+  }
+  const socket = ws;
+  for (const line of early.splice(0)) socket.send(line);
+
+  socket.on("message", (data: Buffer, isBinary: boolean) => {
+    if (isBinary) return;
+    const text = data.toString("utf8");
+    // The daemon writes "id" right after "jsonrpc", so only frames that start so can settle a request.
+    if (pending.size > 0 && text.startsWith('{"jsonrpc":"2.0","id":')) {
+      try {
+        const msg = JSON.parse(text) as { id?: JsonRpcId; method?: unknown };
+        if (msg.method === undefined && msg.id !== undefined) pending.delete(keyOf(msg.id));
+      } catch {
+        // the daemon only sends JSON; a broken frame is passed on for the editor to judge
+      }
+    }
+    writeLine(text);
+  });
+
+  socket.on("close", () => {
+    if (stdinEnded) process.exit(0);
+    const info = readDaemonInfo(paths);
+    const logPath = info?.logFile ?? paths.logFile;
+    const message = `The Reasonix daemon connection was lost; see ${logPath}`;
+    for (const id of pending.values()) {
+      writeLine(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
+    }
+    process.stderr.write(`reasonix acp: ${message}\n`);
+    process.exit(1);
+  });
+  socket.on("error", (err) => process.stderr.write(`reasonix acp: socket error: ${err.message}\n`));
+}

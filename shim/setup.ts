@@ -1,0 +1,83 @@
+/**
+ * `reasonix setup`: records a provider in config.json and its key in credentials.json (0600).
+ * Interactive on a terminal (the ACP terminal auth method runs it there); flags for scripts.
+ */
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline/promises";
+import { resolvePaths } from "../shared/paths.js";
+import { parseConfigText, type ConfigFile, DEEPSEEK_DEFAULT_BASE_URL, DEEPSEEK_MODELS } from "../daemon/config/config.js";
+
+function flag(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  if (i >= 0) return args[i + 1];
+  const eq = args.find((a) => a.startsWith(`${name}=`));
+  return eq?.slice(name.length + 1);
+}
+
+function writeJson(path: string, value: unknown): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, path);
+  chmodSync(path, 0o600);
+}
+
+async function readKey(interactive: boolean, envName: string): Promise<string> {
+  if (interactive) {
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    const key = await rl.question(`API key for ${envName} (leave empty to use the environment variable): `);
+    rl.close();
+    return key.trim();
+  }
+  let text = "";
+  for await (const chunk of process.stdin) text += String(chunk);
+  return text.trim();
+}
+
+export async function runSetup(args: string[]): Promise<void> {
+  process.umask(0o077);
+  const paths = resolvePaths();
+  mkdirSync(paths.configDir, { recursive: true, mode: 0o700 });
+  let current: ConfigFile = {};
+  try {
+    current = parseConfigText(readFileSync(paths.configFile, "utf8"), paths.configFile);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+
+  const provider = flag(args, "--provider") ?? "deepseek";
+  const isDeepSeek = provider === "deepseek";
+  const baseUrl = flag(args, "--base-url") ?? (isDeepSeek ? DEEPSEEK_DEFAULT_BASE_URL : undefined);
+  const apiKeyEnv = flag(args, "--api-key-env") ?? (isDeepSeek ? "DEEPSEEK_API_KEY" : `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`);
+  const models = flag(args, "--models")?.split(",").filter(Boolean) ?? (isDeepSeek ? DEEPSEEK_MODELS : undefined);
+  if (!baseUrl || !models) {
+    process.stderr.write("reasonix setup: a provider other than deepseek needs --base-url URL and --models a,b\n");
+    process.exitCode = 2;
+    return;
+  }
+  const providers = (current.providers ?? []).filter((p) => p.name !== provider);
+  providers.push({ name: provider, baseUrl, apiKeyEnv, models });
+  const next: ConfigFile = { ...current, providers };
+  const model = flag(args, "--model");
+  if (model) next.model = model;
+  // Validate with the daemon's own schema before writing anything.
+  parseConfigText(JSON.stringify(next), "the new configuration");
+  writeJson(paths.configFile, next);
+
+  const interactive = process.stdin.isTTY === true && !args.includes("--no-key");
+  const key = args.includes("--no-key") ? "" : (flag(args, "--api-key") ?? (await readKey(interactive, apiKeyEnv)));
+  if (key) {
+    let creds: Record<string, string> = {};
+    try {
+      creds = JSON.parse(readFileSync(paths.credentialsFile, "utf8")) as Record<string, string>;
+    } catch {
+      creds = {};
+    }
+    creds[apiKeyEnv] = key;
+    writeJson(paths.credentialsFile, creds);
+  }
+  process.stderr.write(
+    `reasonix setup: provider "${provider}" (${baseUrl}) saved to ${paths.configFile}` +
+      (key ? `; key stored in ${paths.credentialsFile}` : `; the key is read from $${apiKeyEnv}`) +
+      "\n",
+  );
+}
