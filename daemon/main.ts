@@ -106,6 +106,7 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
       store,
       log,
       maxSteps: () => currentConfig().maxSteps,
+      permissionTimeoutMs: () => currentConfig().permissionTimeoutSeconds * 1000,
       createModel: (ref, env) => {
         const choice = resolveModelRef(currentConfig(), ref);
         if (!choice) throw RpcError.invalidParams(`model: "${ref}" is not a configured model`);

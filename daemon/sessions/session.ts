@@ -8,9 +8,12 @@ import type { ContentBlock } from "../../shared/acp-schemas.js";
 import type { ContentBlock as AcpContentBlock } from "@agentclientprotocol/sdk";
 import type { Logger } from "../log.js";
 import { keys, type Store } from "../store/store.js";
-import { runTurn, type ToolCallRequest } from "../agent/turn.js";
+import { runTurn } from "../agent/turn.js";
 import { systemPrompt } from "../agent/system-prompt.js";
-import type { ChatModel, ToolSpec, Usage } from "../provider/types.js";
+import type { ChatModel, Usage } from "../provider/types.js";
+import { EditorRouter } from "./editor-router.js";
+import { PermissionBroker } from "./permission-broker.js";
+import { SessionTools } from "./session-tools.js";
 import { SessionWriter } from "./writer.js";
 import { promptToText, titleFrom } from "./prompt-text.js";
 import type { ChatMessage, ClientPort, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate, StopReason } from "./types.js";
@@ -19,6 +22,7 @@ export interface SessionDeps {
   store: Store;
   log: Logger;
   maxSteps(): number;
+  permissionTimeoutMs(): number;
   /** Builds the model for a reference; throws RpcError -32000 when no key is configured. */
   createModel(ref: string, env: Record<string, string | undefined>): ChatModel;
 }
@@ -39,6 +43,9 @@ export class Session {
   private tail: Promise<void> = Promise.resolve();
   private waiting = 0;
   private stopped = false;
+  readonly router: EditorRouter;
+  readonly broker: PermissionBroker;
+  private readonly tools: SessionTools;
 
   constructor(
     readonly record: SessionRecord,
@@ -47,6 +54,15 @@ export class Session {
   ) {
     this.writer = new SessionWriter(deps.store, deps.log);
     this.log = deps.log.child({ sessionId: record.id });
+    this.router = new EditorRouter(() => this.attachments, () => this.active?.origin);
+    this.broker = new PermissionBroker(record.id, this.router, () => deps.permissionTimeoutMs());
+    this.tools = new SessionTools({
+      record,
+      env: () => this.env,
+      emit: (u) => this.emitForTurn(u),
+      router: this.router,
+      broker: this.broker,
+    });
     if (historyMessages.length === 0) {
       this.appendHistory({ role: "system", content: systemPrompt(record.cwd, record.additionalDirectories) });
     }
@@ -66,6 +82,7 @@ export class Session {
 
   attach(port: ClientPort): void {
     this.attachments.add(port);
+    this.router.attached();
   }
 
   detach(port: ClientPort): void {
@@ -176,13 +193,11 @@ export class Session {
     try {
       stopReason = await runTurn(
         {
-          emit: (u) => {
-            if (turn.open) this.emit(u);
-          },
+          emit: (u) => this.emitForTurn(u),
           appendHistory: (m) => this.appendHistory(m),
           history: () => this.historyMessages,
-          toolSpecs: () => this.toolSpecs(),
-          runTool: (call, signal) => this.runTool(call, signal),
+          toolSpecs: () => this.tools.toolSpecs(),
+          runTool: (call, signal) => this.tools.run(call, signal),
           onUsage: (u) => this.onUsage(u),
         },
         model,
@@ -211,12 +226,9 @@ export class Session {
     return stopReason;
   }
 
-  protected toolSpecs(): ToolSpec[] {
-    return [];
-  }
-
-  protected async runTool(call: ToolCallRequest, _signal: AbortSignal): Promise<string> {
-    return `Tool error: no tool named "${call.name}" is available.`;
+  /** Updates of a turn that has answered are dropped: nothing of a turn follows its stop reason. */
+  private emitForTurn(update: SessionUpdate): void {
+    if (this.active?.open) this.emit(update);
   }
 
   private onUsage(_usage: Usage): void {}

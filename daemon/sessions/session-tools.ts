@@ -1,0 +1,83 @@
+/**
+ * The tool side of a session: its fixed tool list, its permission memory, and the contexts that
+ * route files and commands to the right editor window or to the local machine.
+ */
+import type { PermissionOption } from "@agentclientprotocol/sdk";
+import { builtinTools } from "../tools/builtin/index.js";
+import { localCommands } from "../tools/local-commands.js";
+import { localFiles } from "../tools/local-files.js";
+import { routedCommands } from "../tools/editor-commands.js";
+import { routedFiles } from "../tools/editor-files.js";
+import { ApprovalMemory, isPreset, type Preset } from "../tools/permissions.js";
+import { runToolCall, type RunnerHost, type ToolCallRequest } from "../tools/runner.js";
+import { realRoots } from "../tools/workspace.js";
+import type { PlanEntry, Tool } from "../tools/types.js";
+import type { ToolSpec } from "../provider/types.js";
+import type { EditorRouter } from "./editor-router.js";
+import type { PermissionBroker } from "./permission-broker.js";
+import type { SessionRecord, SessionUpdate } from "./types.js";
+
+export interface SessionToolsHost {
+  record: SessionRecord;
+  env(): Record<string, string | undefined>;
+  emit(update: SessionUpdate): void;
+  router: EditorRouter;
+  broker: PermissionBroker;
+}
+
+export class SessionTools {
+  readonly memory = new ApprovalMemory();
+  /** Fixed for the session: the provider's prefix cache depends on a stable tool list. */
+  private readonly tools: ReadonlyMap<string, Tool>;
+  private readonly specs: ToolSpec[];
+
+  constructor(private readonly host: SessionToolsHost) {
+    const list = builtinTools();
+    this.tools = new Map(list.map((t) => [t.name, t]));
+    this.specs = list.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  }
+
+  toolSpecs(): ToolSpec[] {
+    return this.specs;
+  }
+
+  run(call: ToolCallRequest, signal: AbortSignal): Promise<string> {
+    const { host } = this;
+    const record = host.record;
+    const roots = realRoots(record.cwd, record.additionalDirectories);
+    const cwd = roots[0]!;
+    const pick = (cap: "readTextFile" | "writeTextFile" | "terminal") => host.router.pick(cap);
+    const runner: RunnerHost = {
+      emit: (u) => host.emit(u),
+      tools: this.tools,
+      preset: () => (isPreset(record.toolApproval) ? (record.toolApproval as Preset) : "workspace-write"),
+      memory: this.memory,
+      roots,
+      cwd,
+      askPermission: (toolCall, options, sig) => host.broker.ask(toolCall, options, sig),
+      context: (sig, toolCallId) => {
+        const env = { ...process.env, ...host.env() };
+        return {
+          sessionId: record.id,
+          cwd,
+          roots,
+          env,
+          signal: sig,
+          files: routedFiles(record.id, pick, localFiles(), sig),
+          commands: routedCommands(record.id, pick, localCommands(env)),
+          setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
+          askUser: async (question: string, choices: string[]) => {
+            const options: PermissionOption[] = [
+              ...choices.map((c, i) => ({ optionId: `answer_${i}`, name: c, kind: "allow_once" as const })),
+              { optionId: "dismiss", name: "Dismiss", kind: "reject_once" as const },
+            ];
+            const outcome = await host.broker.ask({ toolCallId, title: question, kind: "other", status: "in_progress" }, options, sig);
+            if (outcome.outcome !== "selected" || !outcome.optionId.startsWith("answer_")) return undefined;
+            return choices[Number(outcome.optionId.slice("answer_".length))];
+          },
+        };
+      },
+    };
+    return runToolCall(runner, call, signal);
+  }
+}

@@ -1,0 +1,67 @@
+/** A real ToolContext over a temp folder, for the tools' tests: local disk and shell, recorded callbacks. */
+import type { ToolCallUpdate } from "@agentclientprotocol/sdk";
+import assert from "node:assert/strict";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { localCommands } from "../local-commands.js";
+import { localFiles } from "../local-files.js";
+import type { PlanEntry, Tool, ToolContext, ToolResult } from "../types.js";
+
+export interface Fixture {
+  dir: string;
+  ctx: ToolContext;
+  abort: AbortController;
+  updates: Omit<ToolCallUpdate, "toolCallId">[];
+  plans: PlanEntry[][];
+  questions: { question: string; choices: string[] }[];
+  /** What askUser answers next; undefined means dismissed. */
+  answer: string | undefined;
+  cleanup(): void;
+}
+
+type Update = Omit<ToolCallUpdate, "toolCallId">;
+
+export function fixture(): Fixture {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "reasonix-tools-")));
+  const abort = new AbortController();
+  const f: Fixture = {
+    dir,
+    abort,
+    updates: [],
+    plans: [],
+    questions: [],
+    answer: undefined,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    ctx: {
+      sessionId: "s1",
+      cwd: dir,
+      roots: [dir],
+      env: process.env,
+      signal: abort.signal,
+      toolCallId: "call-1",
+      files: localFiles(),
+      commands: localCommands(process.env),
+      update: (u: Update) => void f.updates.push(u),
+      setPlan: (entries) => void f.plans.push(entries),
+      askUser: async (question, choices) => {
+        f.questions.push({ question, choices });
+        return f.answer;
+      },
+    },
+  };
+  return f;
+}
+
+/** Parses the arguments as the runner would, then runs the call. */
+export async function call(tool: Tool, rawArgs: unknown, ctx: ToolContext): Promise<ToolResult> {
+  const p = tool.prepare(rawArgs, ctx);
+  if (!p.ok) assert.fail(p.error);
+  return p.call.run(ctx);
+}
+
+export function prepared(tool: Tool, rawArgs: unknown, ctx: ToolContext) {
+  const p = tool.prepare(rawArgs, ctx);
+  if (!p.ok) assert.fail(p.error);
+  return p.call;
+}

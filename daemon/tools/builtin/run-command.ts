@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { defineTool, type CommandResult } from "../types.js";
+import { isInside } from "../workspace.js";
+import { absPath, clip, failure, shownPath, textContent } from "./common.js";
+
+const DEFAULT_TIMEOUT_S = 120;
+const MAX_TIMEOUT_S = 600;
+
+const args = z.object({
+  command: z.string().min(1),
+  cwd: z.string().optional(),
+  timeoutSeconds: z.number().positive().max(MAX_TIMEOUT_S).optional(),
+});
+
+function report(r: CommandResult, timeoutS: number): string {
+  const lines: string[] = [];
+  if (r.timedOut) lines.push(`Timed out after ${timeoutS} s; the command and everything it started were stopped.`);
+  else if (r.cancelled) lines.push("Cancelled by the user; the command and everything it started were stopped.");
+  else if (r.exitCode !== null) lines.push(`Exit code: ${r.exitCode}`);
+  else lines.push(`Killed by signal ${r.signal ?? "unknown"}`);
+  const output = r.output.replace(/\s+$/, "");
+  lines.push(output ? `Output:\n${output}` : "(no output)");
+  // The local runner marks the cut in the text itself; an editor terminal only sets the flag.
+  if (r.truncated && !output.includes(" bytes omitted ...]")) lines.push("[output truncated]");
+  return lines.join("\n");
+}
+
+export const runCommandTool = defineTool({
+  name: "run_command",
+  description:
+    "Run a shell command (/bin/sh -c) and return its exit code and combined stdout+stderr. " +
+    "Stdin is closed, so interactive prompts get end-of-file; pass flags like --yes instead. " +
+    "Long output keeps only its beginning and end. Everything the command starts is stopped when it ends, " +
+    `times out (default ${DEFAULT_TIMEOUT_S} s) or is cancelled, so do not start servers in the background.`,
+  parameters: {
+    type: "object",
+    properties: {
+      command: { type: "string", description: "The shell command line, e.g. \"npm test -- --grep parser\"." },
+      cwd: { type: "string", description: "Folder to run in, inside the workspace (default: the working directory)." },
+      timeoutSeconds: {
+        type: "number",
+        exclusiveMinimum: 0,
+        maximum: MAX_TIMEOUT_S,
+        description: `Stop the command after this many seconds (default ${DEFAULT_TIMEOUT_S}, at most ${MAX_TIMEOUT_S}).`,
+      },
+    },
+    required: ["command"],
+  },
+  args,
+  kind: "execute",
+  title: (a, ctx) => `Run \`${clip(a.command.replace(/\s+/g, " ").trim(), 80)}\`${a.cwd ? ` in ${shownPath(ctx, a.cwd)}` : ""}`,
+  access: (a, ctx) => ({ type: "execute", command: a.command, cwd: absPath(ctx, a.cwd) }),
+  async run(a, ctx) {
+    const cwd = absPath(ctx, a.cwd);
+    if (!isInside(cwd, ctx.roots)) {
+      return failure(`cwd ${cwd} is outside the workspace (${ctx.roots.join(", ")}); commands run only inside it.`);
+    }
+    const timeoutS = a.timeoutSeconds ?? DEFAULT_TIMEOUT_S;
+    let r: CommandResult;
+    try {
+      r = await ctx.commands.run(a.command, {
+        cwd,
+        timeoutMs: timeoutS * 1000,
+        signal: ctx.signal,
+        onTerminal: (terminalId) => ctx.update({ content: [{ type: "terminal", terminalId }] }),
+      });
+    } catch (err) {
+      return failure(`Could not run the command: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const output = report(r, timeoutS);
+    const content = r.terminalId ? [{ type: "terminal" as const, terminalId: r.terminalId }] : [textContent(r.output)];
+    const rawOutput = { exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, cancelled: r.cancelled, truncated: r.truncated };
+    return r.timedOut || r.cancelled ? { output, content, rawOutput, failed: true } : { output, content, rawOutput };
+  },
+});

@@ -1,0 +1,52 @@
+/**
+ * File access routed through the editor when it offered `fs/*`, so reads see unsaved buffers and
+ * writes land in them. A file that is not valid UTF-8 never goes through the editor (ACP's file
+ * methods are text-only) and keeps its bytes and encoding on disk.
+ */
+import { ReadTextFileResponse } from "../../shared/acp-schemas.js";
+import type { EditorPicker, FileAccess, TextEncodingName } from "./types.js";
+
+export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAccess, signal: AbortSignal): FileAccess {
+  return {
+    async read(path) {
+      let disk: { text: string; encoding: TextEncodingName } | undefined;
+      let diskError: unknown;
+      try {
+        disk = await local.read(path);
+      } catch (err) {
+        diskError = err;
+        // Binary files, and anything but "not on disk", stay on the local path.
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+      if (disk && disk.encoding !== "utf8") return disk;
+      const editor = pick("readTextFile");
+      if (editor) {
+        try {
+          const raw = await editor.request("fs/read_text_file", { sessionId, path }, { signal, timeoutMs: 30_000 });
+          return { text: ReadTextFileResponse.parse(raw).content, encoding: "utf8" };
+        } catch {
+          // The editor could not read it: the disk copy is the next best truth.
+        }
+      }
+      if (disk) return disk;
+      throw diskError;
+    },
+
+    async write(path, text, encoding) {
+      let target = encoding;
+      if (!target && (await local.exists(path))) {
+        try {
+          target = (await local.read(path)).encoding;
+        } catch {
+          target = undefined;
+        }
+      }
+      const editor = target === "latin1" ? undefined : pick("writeTextFile");
+      if (!editor) return local.write(path, text, target);
+      // An editor error is a failure of the write; falling back to disk would bypass the buffer.
+      await editor.request("fs/write_text_file", { sessionId, path, content: text }, { signal, timeoutMs: 30_000 });
+    },
+
+    exists: (path) => local.exists(path),
+  };
+}

@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { localFiles } from "./local-files.js";
+
+const dir = realpathSync(mkdtempSync(join(tmpdir(), "reasonix-files-")));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const files = localFiles();
+
+test("reads UTF-8 and writes it back byte for byte, BOM included", async () => {
+  const p = join(dir, "bom.txt");
+  const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("héllo → wörld\n")]);
+  writeFileSync(p, bytes);
+  const r = await files.read(p);
+  assert.equal(r.encoding, "utf8");
+  assert.equal(r.text, "\ufeffhéllo → wörld\n");
+  await files.write(p, r.text, r.encoding);
+  assert.deepEqual(readFileSync(p), bytes);
+});
+
+test("reads invalid UTF-8 as Latin-1 and keeps its bytes on write", async () => {
+  const p = join(dir, "latin.txt");
+  writeFileSync(p, Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a])); // "café\n" in Latin-1
+  const r = await files.read(p);
+  assert.deepEqual(r, { text: "café\n", encoding: "latin1" });
+  await files.write(p, r.text.replace("caf", "CAF"));
+  assert.deepEqual(readFileSync(p), Buffer.from([0x43, 0x41, 0x46, 0xe9, 0x0a]));
+});
+
+test("refuses to write characters Latin-1 cannot hold when Latin-1 was asked for", async () => {
+  const p = join(dir, "latin2.txt");
+  writeFileSync(p, Buffer.from([0xe9]));
+  await assert.rejects(files.write(p, "€", "latin1"), /Latin-1/);
+  assert.deepEqual(readFileSync(p), Buffer.from([0xe9]));
+  await files.write(p, "€"); // inferred Latin-1 gives way to UTF-8
+  assert.equal(readFileSync(p, "utf8"), "€");
+});
+
+test("a NUL byte in the first 8 KiB makes a file binary", async () => {
+  const p = join(dir, "bin.dat");
+  writeFileSync(p, Buffer.from([0x50, 0x4b, 0x00, 0x01]));
+  await assert.rejects(files.read(p), /binary/);
+  const late = join(dir, "late-nul.txt");
+  writeFileSync(late, Buffer.concat([Buffer.alloc(9000, 0x61), Buffer.from([0])]));
+  assert.equal((await files.read(late)).encoding, "utf8");
+});
+
+test("write creates parent folders; exists tells files apart from nothing", async () => {
+  const p = join(dir, "a", "b", "c.txt");
+  assert.equal(await files.exists(p), false);
+  await files.write(p, "x");
+  assert.equal(await files.exists(p), true);
+  assert.equal(readFileSync(p, "utf8"), "x");
+  await assert.rejects(files.read(join(dir, "missing.txt")), { code: "ENOENT" });
+});

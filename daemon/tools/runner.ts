@@ -1,0 +1,138 @@
+/**
+ * Runs one model tool call and reports it the way ACP hosts render it:
+ * tool_call (pending) -> [permission] -> tool_call_update in_progress -> completed | failed.
+ * Every outcome, refusals included, becomes text the model reads; the turn goes on.
+ */
+import { randomUUID } from "node:crypto";
+import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import type { Access, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
+import { needsApproval, type ApprovalMemory, type Preset } from "./permissions.js";
+
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface RunnerHost {
+  emit(update: SessionUpdate): void;
+  tools: ReadonlyMap<string, Tool>;
+  preset(): Preset;
+  memory: ApprovalMemory;
+  roots: readonly string[];
+  cwd: string;
+  askPermission(toolCall: ToolCallUpdate, options: PermissionOption[], signal: AbortSignal): Promise<RequestPermissionOutcome>;
+  /** Everything of the ToolContext but the call's own id and update function. */
+  context(signal: AbortSignal, toolCallId: string): Omit<ToolContext, "toolCallId" | "update">;
+}
+
+const OPTIONS: PermissionOption[] = [
+  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+  { optionId: "allow_always", name: "Always allow (this session)", kind: "allow_always" },
+  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+  { optionId: "reject_always", name: "Always reject (this session)", kind: "reject_always" },
+];
+
+function parseArguments(raw: string): unknown {
+  if (raw.trim() === "") return {};
+  return JSON.parse(raw);
+}
+
+function describeAccess(access: Access): string {
+  switch (access.type) {
+    case "execute":
+      return `run \`${access.command}\``;
+    case "write":
+      return `write ${access.paths.join(", ")}`;
+    case "read":
+      return `read ${access.paths.join(", ")}`;
+    case "none":
+      return "run this tool";
+  }
+}
+
+async function decide(host: RunnerHost, name: string, call: PreparedCall, toolCallId: string, rawInput: unknown, signal: AbortSignal): Promise<string | undefined> {
+  if (!needsApproval(host.preset(), call.access, host.roots)) return undefined;
+  const remembered = host.memory.lookup(name, call.access);
+  if (remembered === "allow") return undefined;
+  if (remembered === "reject") return `The user has refused to let you ${describeAccess(call.access)} in this session. Do not retry it; ask the user or choose another approach.`;
+  const outcome = await host.askPermission(
+    { toolCallId, title: call.title, kind: call.kind, status: "pending", locations: call.locations, rawInput: rawInput as Record<string, unknown> },
+    OPTIONS,
+    signal,
+  );
+  if (outcome.outcome === "selected") {
+    if (outcome.optionId === "allow_once") return undefined;
+    if (outcome.optionId === "allow_always") {
+      host.memory.remember(name, call.access, "allow");
+      return undefined;
+    }
+    if (outcome.optionId === "reject_always") host.memory.remember(name, call.access, "reject");
+    return `The user rejected the request to ${describeAccess(call.access)}. Do not retry it unchanged; ask the user or choose another approach.`;
+  }
+  return signal.aborted
+    ? "Cancelled by the user."
+    : `No answer to the permission request to ${describeAccess(call.access)}; it was not done.`;
+}
+
+export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal: AbortSignal): Promise<string> {
+  const toolCallId = `call_${randomUUID()}`;
+  const tool = host.tools.get(req.name);
+  let rawInput: unknown;
+  let prepared: ReturnType<Tool["prepare"]> | undefined;
+  try {
+    rawInput = parseArguments(req.arguments);
+    prepared = tool?.prepare(rawInput, { cwd: host.cwd, roots: host.roots });
+  } catch (err) {
+    prepared = { ok: false, error: `the arguments are not valid JSON (${(err as Error).message})` };
+  }
+  if (!tool || !prepared || !prepared.ok) {
+    const error = !tool ? `there is no tool named "${req.name}"` : prepared && !prepared.ok ? prepared.error : "bad arguments";
+    host.emit({ sessionUpdate: "tool_call", toolCallId, title: req.name, kind: tool?.kind ?? "other", status: "failed", rawInput: { arguments: req.arguments }, content: [text(`Error: ${error}`)] });
+    return `Tool error: ${error}`;
+  }
+  const call = prepared.call;
+  host.emit({
+    sessionUpdate: "tool_call",
+    toolCallId,
+    title: call.title,
+    kind: call.kind,
+    status: "pending",
+    locations: call.locations,
+    rawInput: rawInput as Record<string, unknown>,
+  });
+
+  const refusal = await decide(host, req.name, call, toolCallId, rawInput, signal);
+  if (refusal !== undefined) {
+    host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [text(refusal)] });
+    return refusal;
+  }
+  if (signal.aborted) {
+    host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [text("Cancelled.")] });
+    return "Cancelled by the user before this tool ran.";
+  }
+
+  host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" });
+  let result: ToolResult;
+  try {
+    result = await call.run({
+      ...host.context(signal, toolCallId),
+      toolCallId,
+      update: (fields) => host.emit({ sessionUpdate: "tool_call_update", toolCallId, ...fields }),
+    });
+  } catch (err) {
+    result = { output: `Tool error: ${(err as Error).message}`, failed: true };
+  }
+  host.emit({
+    sessionUpdate: "tool_call_update",
+    toolCallId,
+    status: result.failed ? "failed" : "completed",
+    content: result.content ?? [text(result.output)],
+    ...(result.rawOutput ? { rawOutput: result.rawOutput } : {}),
+  });
+  return result.output;
+}
+
+function text(t: string): { type: "content"; content: { type: "text"; text: string } } {
+  return { type: "content", content: { type: "text", text: t } };
+}

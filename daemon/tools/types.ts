@@ -1,0 +1,141 @@
+/**
+ * What a built-in tool is: a schema the model sees, a zod parser for what the model sends, how the
+ * editor should show the call, what the permission gate must judge, and the work itself.
+ */
+import type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import type { z } from "zod";
+
+export type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry };
+
+/** What a call touches, for the permission gate. Paths are absolute and already resolved. */
+export type Access =
+  | { type: "none" }
+  | { type: "read"; paths: string[] }
+  | { type: "write"; paths: string[] }
+  | { type: "execute"; command: string; cwd: string };
+
+export interface ToolResult {
+  /** What the model reads back. */
+  output: string;
+  /** What the editor shows (a diff for edits, text for reads, a terminal for commands). */
+  content?: ToolCallContent[];
+  /** A failed call is reported as `failed` and its output tells the model why. */
+  failed?: boolean;
+  rawOutput?: Record<string, unknown>;
+}
+
+/** Text files, through the editor when it offered to (unsaved buffers win), else the disk. */
+export interface FileAccess {
+  /** Reads the whole file as text; `encoding` tells how to write it back unchanged. */
+  read(path: string): Promise<{ text: string; encoding: TextEncodingName }>;
+  /** Writes text; an existing non-UTF-8 file keeps its encoding and never goes through the editor. */
+  write(path: string, text: string, encoding?: TextEncodingName): Promise<void>;
+  exists(path: string): Promise<boolean>;
+}
+
+export type TextEncodingName = "utf8" | "latin1";
+
+export interface CommandResult {
+  exitCode: number | null;
+  signal: string | null;
+  output: string;
+  truncated: boolean;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** Set when the command ran in the editor's terminal. */
+  terminalId?: string;
+}
+
+export interface CommandRunner {
+  run(command: string, opts: { cwd: string; timeoutMs: number; signal: AbortSignal; onTerminal?(terminalId: string): void }): Promise<CommandResult>;
+}
+
+export interface ToolContext {
+  sessionId: string;
+  /** The session's cwd, resolved through links. */
+  cwd: string;
+  /** cwd plus additionalDirectories, resolved through links: the workspace boundary. */
+  roots: readonly string[];
+  env: Record<string, string | undefined>;
+  signal: AbortSignal;
+  toolCallId: string;
+  files: FileAccess;
+  commands: CommandRunner;
+  /** Sends a tool_call_update for this call while it runs (e.g. the terminal it opened). */
+  update(fields: Omit<ToolCallUpdate, "toolCallId">): void;
+  /** Replaces the session's plan (todo_write). */
+  setPlan(entries: PlanEntry[]): void;
+  /** Asks the user a question with fixed answers; undefined when dismissed or cancelled. */
+  askUser(question: string, choices: string[]): Promise<string | undefined>;
+}
+
+export interface ToolDefinition<A = unknown> {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments, as the model sees it. */
+  parameters: Record<string, unknown>;
+  /** Parses what the model sent; a failure goes back to the model as a tool error. */
+  args: z.ZodType<A>;
+  kind: ToolKind;
+  title(args: A, ctx: Pick<ToolContext, "cwd">): string;
+  locations?(args: A, ctx: Pick<ToolContext, "cwd">): ToolCallLocation[];
+  access(args: A, ctx: Pick<ToolContext, "cwd" | "roots">): Access;
+  run(args: A, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** One call, its arguments parsed: everything the runner needs before and while it runs. */
+export interface PreparedCall {
+  title: string;
+  kind: ToolKind;
+  locations: ToolCallLocation[];
+  access: Access;
+  run(ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** A tool with its argument type sealed inside, so tools of different types share one list. */
+export interface Tool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  kind: ToolKind;
+  prepare(rawArgs: unknown, ctx: Pick<ToolContext, "cwd" | "roots">): { ok: true; call: PreparedCall } | { ok: false; error: string };
+}
+
+export function defineTool<A>(def: ToolDefinition<A>): Tool {
+  return {
+    name: def.name,
+    description: def.description,
+    parameters: def.parameters,
+    kind: def.kind,
+    prepare(rawArgs, ctx) {
+      const parsed = def.args.safeParse(rawArgs);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const where = issue && issue.path.length ? `${issue.path.join(".")}: ` : "";
+        return { ok: false, error: `invalid arguments for ${def.name}: ${where}${issue?.message ?? "do not match the schema"}` };
+      }
+      const args = parsed.data;
+      return {
+        ok: true,
+        call: {
+          title: def.title(args, ctx),
+          kind: def.kind,
+          locations: def.locations?.(args, ctx) ?? [],
+          access: def.access(args, ctx),
+          run: (runCtx) => def.run(args, runCtx),
+        },
+      };
+    },
+  };
+}
+
+/** One editor window as the tools see it (a session's attached connection, structurally). */
+export interface EditorPort {
+  readonly closed: boolean;
+  request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
+}
+
+export type EditorCapability = "readTextFile" | "writeTextFile" | "terminal";
+
+/** Picks the window to ask for a capability, or none (then the tools work locally). */
+export type EditorPicker = (cap: EditorCapability) => EditorPort | undefined;

@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// Runs every compiled test file (dist/**/*.test.js: unit tests beside the code in shared/ and
+// daemon/, end-to-end tests in test/) with node:test. Node 20 has no glob support for --test, so
+// the files are found here. Usage: node test/run.js [filter ...]
+// A file runs when its path under dist/ contains any filter (e.g. `node test/run.js e2e`).
+// Output: the spec reporter live on stdout, then one line "N passed, N failed[, N skipped]" taken
+// from a TAP copy of the same run. Exit status is non-zero on any failure or when nothing ran.
+// REASONIX_TEST_TIMEOUT_MS overrides the per-test timeout (default 5 minutes).
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const testDir = join(root, "dist");
+const filters = process.argv.slice(2);
+
+function findTests(dir) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const found = [];
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...findTests(path));
+    else if (entry.isFile() && entry.name.endsWith(".test.js")) found.push(path);
+  }
+  return found;
+}
+
+try {
+  statSync(testDir);
+} catch {
+  process.stderr.write(`no ${relative(process.cwd(), testDir) || testDir}: run \`npm run build\` first\n`);
+  process.stdout.write("0 passed, 0 failed\n");
+  process.exit(1);
+}
+
+const files = findTests(testDir)
+  .filter((file) => {
+    if (filters.length === 0) return true;
+    const rel = relative(testDir, file).split(sep).join("/");
+    return filters.some((f) => rel.includes(f));
+  })
+  .sort();
+
+if (files.length === 0) {
+  process.stderr.write(`no test files under dist/${filters.length ? ` match ${filters.join(", ")}` : ""}\n`);
+  process.stdout.write("0 passed, 0 failed\n");
+  process.exit(1);
+}
+
+const tapDir = mkdtempSync(join(tmpdir(), "reasonix-tap-"));
+const tapFile = join(tapDir, "report.tap");
+
+const child = spawn(
+  process.execPath,
+  [
+    "--test",
+    "--test-concurrency=2",
+    // A safety net, not an assertion on time: a wedged agent must not hang CI forever.
+    `--test-timeout=${process.env.REASONIX_TEST_TIMEOUT_MS || 300000}`,
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=tap",
+    `--test-reporter-destination=${tapFile}`,
+    ...files,
+  ],
+  { cwd: root, stdio: ["ignore", "inherit", "inherit"] },
+);
+
+// Ctrl-C reaches the test runner through the process group; the wrapper just waits for its summary.
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+
+child.on("exit", (code, signal) => {
+  let tap = "";
+  try {
+    tap = readFileSync(tapFile, "utf8");
+  } catch {
+    // the runner died before writing anything; handled below
+  }
+  rmSync(tapDir, { recursive: true, force: true });
+
+  // The run-level summary is the last "# name N" block at column 0 (nested suites indent theirs).
+  const count = (name) => {
+    const matches = [...tap.matchAll(new RegExp(`^# ${name} (\\d+)$`, "gm"))];
+    return matches.length ? Number(matches[matches.length - 1][1]) : 0;
+  };
+  const passed = count("pass");
+  const failed = count("fail") + count("cancelled");
+  const skipped = count("skipped") + count("todo");
+
+  let line = `${passed} passed, ${failed} failed`;
+  if (skipped > 0) line += `, ${skipped} skipped`;
+
+  // Diagnostics first, so the summary stays the very last line of the output.
+  let status = 0;
+  if (signal) {
+    process.stderr.write(`test runner was killed by ${signal}\n`);
+    status = 1;
+  } else if (failed > 0 || code !== 0) {
+    status = code || 1;
+  } else if (passed === 0) {
+    // All-skipped counts as nothing verified.
+    process.stderr.write("no tests ran\n");
+    status = 1;
+  }
+  process.stdout.write(`\n${line}\n`);
+  process.exit(status);
+});
