@@ -1,0 +1,102 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Level } from "level";
+import WebSocket from "ws";
+import { BIN, isAlive, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { world, within } from "./fixture.js";
+
+const run = promisify(execFile);
+
+/** Every `reasonix daemon run` process whose REASONIX_HOME is `home`. */
+function daemonsOf(home: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (!cmd.includes("daemon") || !cmd.includes("run")) continue;
+      const env = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
+      if (env.includes(`REASONIX_HOME=${home}`) && isAlive(Number(entry))) pids.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}
+
+test("two shims started at the same instant on a fresh home both initialize, and one daemon runs", async (t) => {
+  const { agent, spawn, home } = await world(t);
+  const second = spawn();
+  const [a, b] = await Promise.all([agent.initialize(), second.initialize()]);
+  assert.equal(a.protocolVersion, 1);
+  assert.equal(b.protocolVersion, 1);
+  const pid = await waitForDaemonPid(home.dir);
+  // The loser of the lock race exits on its own; give it a moment, then count.
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(daemonsOf(home.dir), [pid]);
+});
+
+test("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon stop` stops it cleanly", async (t) => {
+  const { agent, home, workdir } = await world(t);
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  assert.ok(sessionId);
+  const pid = await waitForDaemonPid(home.dir);
+  assert.equal(await agent.closeStdin(), 0);
+  assert.equal(isAlive(pid), true);
+
+  const status = await run(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } });
+  const parsed = JSON.parse(status.stdout);
+  assert.equal(parsed.pid, pid);
+  assert.equal(parsed.sessions.stored, 1);
+  assert.ok(!status.stdout.includes("sk-"));
+
+  const stop = await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home.dir } });
+  assert.match(stop.stdout, /stopped/);
+  assert.equal(await waitForPidExit(pid, 5000), true);
+  assert.equal(existsSync(join(home.dir, "run", "daemon.sock")), false);
+  assert.equal(existsSync(join(home.dir, "run", "daemon.json")), false);
+  // The lock is released: the store opens in this process.
+  const db = new Level(join(home.dir, "db"));
+  await db.open();
+  await db.close();
+});
+
+test("kill -9 of the daemon during a prompt: the pending prompt gets an error naming the log, the shim exits non-zero", async (t) => {
+  const { agent, model, home, workdir } = await world(t);
+  model.enqueue({ content: ["partial "], hang: true });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const pending = agent.prompt(sessionId, "never finishes");
+  pending.catch(() => undefined);
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  const pid = await waitForDaemonPid(home.dir);
+  process.kill(pid, "SIGKILL");
+  const err = await within(5000, "error for the pending prompt", pending.then(() => undefined, (e: unknown) => e as { code: number; message: string; data?: { logPath?: string } }));
+  assert.ok(err, "the prompt must fail, not succeed");
+  assert.equal(err.code, -32001);
+  assert.match(err.message, /daemon\.log/);
+  assert.equal(err.data?.logPath, join(home.dir, "logs", "daemon.log"));
+  const exit = await within(5000, "shim exit", agent.exited);
+  assert.notEqual(exit.code, 0);
+  assert.match(agent.stderr(), /daemon connection was lost/);
+});
+
+test("the socket refuses another wire version and browser origins before any ACP byte", async (t) => {
+  const { agent, home } = await world(t);
+  await agent.initialize();
+  const socketPath = join(home.dir, "run", "daemon.sock");
+  const attempt = (headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`ws+unix:${socketPath}:/acp`, { headers });
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on("open", () => reject(new Error("upgrade accepted")));
+      ws.on("error", () => undefined);
+    });
+  assert.equal(await attempt({ "x-reasonix-wire": "999" }), 426);
+  assert.equal(await attempt({ "x-reasonix-wire": "1", origin: "https://evil.example" }), 403);
+});
