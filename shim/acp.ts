@@ -3,7 +3,7 @@
  * little it must know to never leave the editor hanging: which editor requests are still unanswered.
  * Stdout carries ACP lines only; everything else goes to stderr.
  */
-import type WebSocket from "ws";
+import type { UnixWebSocket } from "./ws-client.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
@@ -35,7 +35,7 @@ export async function runAcp(args: string[]): Promise<void> {
 
   // Editor lines that arrive while we connect wait here, in order.
   const early: string[] = [];
-  let ws: WebSocket | undefined;
+  let ws: UnixWebSocket | undefined;
   const pending = new Map<string, JsonRpcId>();
   let stdinEnded = false;
 
@@ -96,9 +96,7 @@ export async function runAcp(args: string[]): Promise<void> {
   const socket = ws;
   for (const line of early.splice(0)) socket.send(line);
 
-  socket.on("message", (data: Buffer, isBinary: boolean) => {
-    if (isBinary) return;
-    const text = data.toString("utf8");
+  socket.on("message", (text) => {
     // The daemon writes "id" right after "jsonrpc", so only frames that start so can settle a request.
     if (pending.size > 0 && text.startsWith('{"jsonrpc":"2.0","id":')) {
       try {

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, closeSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import WebSocket from "ws";
+import { HandshakeError, UnixWebSocket } from "./ws-client.js";
 import type { Paths } from "../shared/paths.js";
 import { ENV_ALLOWLIST, HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 
@@ -32,47 +32,17 @@ function isMissingDaemon(err: unknown): boolean {
   return code === "ENOENT" || code === "ECONNREFUSED";
 }
 
-export function openSocket(paths: Paths, opts: { model?: string | undefined }): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {
-      [HEADER_WIRE]: String(WIRE_MAJOR),
-      [HEADER_BUILD]: SHIM_BUILD,
-      [HEADER_SHIM_PID]: String(process.pid),
-      [HEADER_ENV]: Buffer.from(JSON.stringify(envSnapshot())).toString("base64"),
-    };
-    if (opts.model) headers[HEADER_MODEL] = opts.model;
-    const ws = new WebSocket(`ws+unix:${paths.socketPath}:/acp`, {
-      headers,
-      maxPayload: 0,
-      perMessageDeflate: false,
-      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
-    });
-    const fail = (err: Error): void => {
-      ws.removeAllListeners();
-      ws.on("error", () => undefined);
-      ws.terminate();
-      reject(err);
-    };
-    ws.once("open", () => {
-      ws.removeAllListeners("error");
-      ws.removeAllListeners("unexpected-response");
-      resolve(ws);
-    });
-    ws.once("unexpected-response", (_req, res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => {
-        let reason = body;
-        try {
-          reason = (JSON.parse(body) as { error?: string }).error ?? body;
-        } catch {
-          // plain text
-        }
-        fail(new DaemonUnavailableError(`the daemon refused the connection (HTTP ${res.statusCode}): ${reason}`));
-      });
-    });
-    ws.once("error", (err) => fail(err));
+export function openSocket(paths: Paths, opts: { model?: string | undefined }): Promise<UnixWebSocket> {
+  const headers: Record<string, string> = {
+    [HEADER_WIRE]: String(WIRE_MAJOR),
+    [HEADER_BUILD]: SHIM_BUILD,
+    [HEADER_SHIM_PID]: String(process.pid),
+    [HEADER_ENV]: Buffer.from(JSON.stringify(envSnapshot())).toString("base64"),
+  };
+  if (opts.model) headers[HEADER_MODEL] = opts.model;
+  return UnixWebSocket.open(paths.socketPath, "/acp", headers, HANDSHAKE_TIMEOUT_MS).catch((err: unknown) => {
+    if (err instanceof HandshakeError) throw new DaemonUnavailableError(err.message);
+    throw err;
   });
 }
 
@@ -116,7 +86,7 @@ export function startDaemon(paths: Paths): Promise<"ready" | "already-running"> 
 }
 
 /** Connects to the daemon, starting it when none answers; retries with backoff for ~10 s. */
-export async function connectOrStart(paths: Paths, opts: { model?: string | undefined; autostart?: boolean }): Promise<WebSocket> {
+export async function connectOrStart(paths: Paths, opts: { model?: string | undefined; autostart?: boolean }): Promise<UnixWebSocket> {
   const deadline = Date.now() + START_BUDGET_MS;
   let delay = 25;
   let started = false;

@@ -14,7 +14,7 @@ export async function listSessionsCommand(args: string[]): Promise<void> {
   const cwd = i >= 0 && args[i + 1] ? resolve(args[i + 1]!) : undefined;
   const ws = await connectOrStart(resolvePaths(), {});
   const peer = new JsonRpcPeer((t) => ws.send(t), { request: () => ({}), notification: () => undefined });
-  ws.on("message", (d: Buffer) => peer.receive(d.toString("utf8")));
+  ws.on("message", (text) => peer.receive(text));
   await peer.request("initialize", { protocolVersion: 1, clientInfo: { name: "reasonix-cli", version: "0" } });
   let cursor: string | undefined;
   const rows: Listed["sessions"] = [];

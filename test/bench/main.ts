@@ -1,0 +1,12 @@
+/**
+ * `npm run bench`: every benchmark, side by side in one run, printed as a table. Figures are
+ * recorded in docs/benchmarks.md; tests never assert on time.
+ */
+import { cpus } from "node:os";
+import { startupBench } from "./startup.js";
+import { table } from "./stats.js";
+
+const quick = process.argv.includes("--quick");
+const rows = await startupBench(quick ? { cold: 3, warm: 5 } : { cold: 10, warm: 30 });
+process.stdout.write(`Reasonix ACP benchmarks — node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"})\n\n`);
+process.stdout.write(`${table(rows)}\n`);
