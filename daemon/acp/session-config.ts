@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { SetConfigOptionRequest, SetModeRequest } from "../../shared/acp-schemas.js";
 import { listModels, resolveModelRef } from "../provider/registry.js";
+import { isPreset } from "../tools/permissions.js";
 import type { Session } from "../sessions/session.js";
 import type { AcpConnection } from "./connection.js";
 import type { AcpServices } from "./context.js";
@@ -31,6 +32,19 @@ export function configOptions(session: Session, services: AcpServices): SessionC
       type: "select",
       currentValue: current,
       options: models.map((m) => ({ value: m.ref, name: m.model, description: `${m.provider.name} · ${m.model}` })),
+    },
+    {
+      id: "tool_approval",
+      name: "Permissions",
+      description: "What the agent may do without asking.",
+      category: "_permissions",
+      type: "select",
+      currentValue: session.record.toolApproval,
+      options: [
+        { value: "read-only", name: "Read only", description: "Reads run; edits and commands ask first." },
+        { value: "workspace-write", name: "Workspace", description: "Edits inside the workspace run; commands and anything outside ask." },
+        { value: "danger-full-access", name: "Full access", description: "Nothing asks. Use with care." },
+      ],
     },
   ];
 }
@@ -64,6 +78,17 @@ export async function setConfigOption(
       session.record.model = choice.ref;
       await session.commit();
       break;
+    }
+    case "tool_approval": {
+      if (typeof params.value !== "string" || !isPreset(params.value)) {
+        throw RpcError.invalidParams(`value: unknown permission preset "${String(params.value)}"`);
+      }
+      // Applies at once, even mid-turn: the gate reads the record on every call.
+      session.record.toolApproval = params.value;
+      await session.commit();
+      const options = configOptions(session, conn.services);
+      session.emit({ sessionUpdate: "config_option_update", configOptions: options }, conn);
+      return { configOptions: options };
     }
     default:
       throw RpcError.invalidParams(`configId: unknown config option "${params.configId}"`);

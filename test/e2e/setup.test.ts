@@ -1,0 +1,49 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { BIN } from "../support/harness.js";
+import { world } from "./fixture.js";
+
+const run = promisify(execFile);
+
+test("reasonix setup records an OpenAI-compatible provider and its key; --model selects it; the key stays out of sight", async (t) => {
+  const { home, model, workdir, spawn } = await world(t, { noModel: true });
+  const key = "local-secret-0123456789";
+  await run(process.execPath, [BIN, "setup", "--provider", "local", "--base-url", model.url, "--models", "coder-small,coder-big", "--api-key", key], {
+    env: { ...process.env, REASONIX_HOME: home.dir },
+  });
+  const config = JSON.parse(readFileSync(join(home.dir, "config.json"), "utf8"));
+  assert.deepEqual(config.providers[0], { name: "local", baseUrl: model.url, apiKeyEnv: "LOCAL_API_KEY", models: ["coder-small", "coder-big"] });
+  assert.ok(!JSON.stringify(config).includes(key));
+  assert.equal(statSync(join(home.dir, "credentials.json")).mode & 0o777, 0o600);
+
+  const agent = spawn({ args: ["--model", "local/coder-big"] });
+  await agent.initialize();
+  const session = await agent.newSession(workdir);
+  const modelOption = session.configOptions.find((o: { id: string }) => o.id === "model");
+  assert.equal(modelOption.currentValue, "local/coder-big");
+  assert.ok(modelOption.options.some((o: { value: string }) => o.value === "deepseek/deepseek-v4-flash"));
+  model.enqueue({ content: ["hi from local"] });
+  assert.equal((await agent.prompt(session.sessionId, "hello")).stopReason, "end_turn");
+  assert.equal(model.requests[0]!.body.model, "coder-big");
+  assert.equal(model.requests[0]!.headers.authorization, `Bearer ${key}`);
+
+  // Switching model through the config option applies to the next turn and keeps the history.
+  await agent.rpc.request("session/set_config_option", { sessionId: session.sessionId, configId: "model", value: "local/coder-small" });
+  model.enqueue({ content: ["small"] });
+  await agent.prompt(session.sessionId, "again");
+  assert.equal(model.requests[1]!.body.model, "coder-small");
+  assert.deepEqual(model.requests[1]!.body.messages.slice(0, model.requests[0]!.body.messages.length), model.requests[0]!.body.messages);
+
+  const status = await run(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } });
+  assert.ok(!status.stdout.includes(key));
+  assert.ok(!agent.daemonLog().includes(key));
+  assert.ok(!agent.stdoutLines.join("\n").includes(key));
+
+  const bad = spawn({ args: ["--model", "nope/none"] });
+  await bad.initialize();
+  await assert.rejects(bad.newSession(workdir), (e: { code: number; message: string }) => e.code === -32602 && /--model/.test(e.message));
+});

@@ -1,0 +1,158 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { world } from "./fixture.js";
+
+const select = (optionId: string) => () => ({ outcome: { outcome: "selected", optionId } });
+
+test("a scripted write inside cwd lands on disk, reported pending → in_progress → completed with a diff", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  model.enqueue({ toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "src/hello.txt", content: "hello\nworld\n" } }] }, { content: ["done"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  assert.equal((await agent.prompt(sessionId, "write hello")).stopReason, "end_turn");
+  assert.equal(readFileSync(join(workdir, "src/hello.txt"), "utf8"), "hello\nworld\n");
+  assert.deepEqual(agent.agentRequests.filter((r) => r.method === "session/request_permission"), []);
+
+  const calls = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
+  assert.deepEqual(calls.map((u) => u.status), ["pending", "in_progress", "completed"]);
+  const first = calls[0];
+  assert.equal(first.kind, "edit");
+  assert.equal(first.locations[0].path, join(workdir, "src/hello.txt"));
+  assert.deepEqual(first.rawInput, { path: "src/hello.txt", content: "hello\nworld\n" });
+  assert.ok(calls.every((c) => c.toolCallId === first.toolCallId));
+  const diff = calls[2].content.find((c: { type: string }) => c.type === "diff");
+  assert.equal(diff.path, join(workdir, "src/hello.txt"));
+  assert.equal(diff.newText, "hello\nworld\n");
+  assert.ok(diff.oldText === null || diff.oldText === undefined);
+
+  // The tool result went back to the model as a tool message.
+  const second = model.requests[1]!.body.messages;
+  assert.equal(second.at(-1).role, "tool");
+  assert.equal(second.at(-1).tool_call_id, "w1");
+  assert.equal(second.at(-2).tool_calls[0].function.name, "write_file");
+});
+
+test("run_command asks; reject means it never ran; allow_always covers the identical second command", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  const cmd = "touch ran.marker && echo did-it";
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: cmd } }] }, { content: ["refused, ok"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.onPermission = select("reject_once");
+  await agent.prompt(sessionId, "run it");
+  assert.equal(existsSync(join(workdir, "ran.marker")), false);
+  const asked = agent.agentRequests.filter((r) => r.method === "session/request_permission");
+  assert.equal(asked.length, 1);
+  assert.deepEqual(asked[0]!.params.options.map((o: { kind: string }) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+  assert.equal(asked[0]!.params.toolCall.kind, "execute");
+  const failed = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+  assert.equal(failed.status, "failed");
+  assert.match(model.requests[1]!.body.messages.at(-1).content, /rejected/);
+
+  model.enqueue(
+    { toolCalls: [{ name: "run_command", arguments: { command: cmd } }] },
+    { toolCalls: [{ name: "run_command", arguments: { command: cmd } }] },
+    { content: ["ran twice"] },
+  );
+  agent.onPermission = select("allow_always");
+  await agent.prompt(sessionId, "run it twice");
+  assert.equal(existsSync(join(workdir, "ran.marker")), true);
+  assert.equal(agent.agentRequests.filter((r) => r.method === "session/request_permission").length, 2);
+  assert.match(model.requests.at(-1)!.body.messages.at(-1).content, /did-it/);
+});
+
+test("read-only asks before a write and a rejection leaves the disk alone; danger-full-access never asks", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  writeFileSync(join(workdir, "keep.txt"), "original\n");
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const set = await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "read-only" });
+  assert.equal(set.configOptions.find((o: { id: string }) => o.id === "tool_approval").currentValue, "read-only");
+
+  model.enqueue({ toolCalls: [{ name: "write_file", arguments: { path: "keep.txt", content: "changed\n" } }] }, { content: ["ok"] });
+  agent.onPermission = select("reject_once");
+  await agent.prompt(sessionId, "change it");
+  assert.equal(readFileSync(join(workdir, "keep.txt"), "utf8"), "original\n");
+  assert.equal(agent.agentRequests.filter((r) => r.method === "session/request_permission").length, 1);
+
+  await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
+  model.enqueue(
+    { toolCalls: [{ name: "write_file", arguments: { path: join(dirname(workdir), `${workdir.split("/").at(-1)}-full.txt`), content: "x" } }] },
+    { toolCalls: [{ name: "run_command", arguments: { command: "echo free > free.txt" } }] },
+    { content: ["done"] },
+  );
+  agent.onPermission = () => {
+    throw new Error("nothing may ask under danger-full-access");
+  };
+  await agent.prompt(sessionId, "do both");
+  assert.equal(readFileSync(join(workdir, "free.txt"), "utf8"), "free\n");
+  assert.equal(agent.agentRequests.filter((r) => r.method === "session/request_permission").length, 1);
+});
+
+test("writes to ../outside, an absolute path outside and through a symlink outside all ask, and rejection means no write", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  const outside = `${workdir}-outside`;
+  mkdirSync(outside, { recursive: true });
+  t.after(() => import("node:fs").then((fs) => fs.rmSync(outside, { recursive: true, force: true })));
+  symlinkSync(outside, join(workdir, "link"));
+  const name = outside.split("/").at(-1)!;
+  model.enqueue(
+    { toolCalls: [{ name: "write_file", arguments: { path: `../${name}/a.txt`, content: "a" } }] },
+    { toolCalls: [{ name: "write_file", arguments: { path: join(outside, "b.txt"), content: "b" } }] },
+    { toolCalls: [{ name: "write_file", arguments: { path: "link/c.txt", content: "c" } }] },
+    { toolCalls: [{ name: "edit_file", arguments: { path: "link/c.txt", edits: [{ oldText: "c", newText: "d" }] } }] },
+    { content: ["all refused"] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.onPermission = select("reject_once");
+  await agent.prompt(sessionId, "escape");
+  for (const f of ["a.txt", "b.txt", "c.txt"]) assert.equal(existsSync(join(outside, f)), false, f);
+  assert.equal(agent.agentRequests.filter((r) => r.method === "session/request_permission").length, 4);
+
+  // An explicit allow is the only way out.
+  model.enqueue({ toolCalls: [{ name: "write_file", arguments: { path: "link/c.txt", content: "c" } }] }, { content: ["ok"] });
+  agent.onPermission = select("allow_once");
+  await agent.prompt(sessionId, "now allowed");
+  assert.equal(readFileSync(join(outside, "c.txt"), "utf8"), "c");
+});
+
+test("the tool list is fixed and ordered for the session; every request carries the same one", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  model.enqueue({ toolCalls: [{ name: "list_directory", arguments: {} }] }, { content: ["a"] }, { content: ["b"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "one");
+  await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "read-only" });
+  await agent.prompt(sessionId, "two");
+  const names = model.requests[0]!.body.tools.map((tool: { function: { name: string } }) => tool.function.name);
+  assert.deepEqual(names, ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "run_command", "todo_write", "ask_user"]);
+  for (const r of model.requests) assert.deepEqual(r.body.tools, model.requests[0]!.body.tools);
+});
+
+test("a question dismissed by the editor is a refusal the model reads; session/cancel answers a pending question as cancelled", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "touch one.marker" } }] }, { content: ["understood"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.onPermission = () => ({ outcome: { outcome: "cancelled" } });
+  assert.equal((await agent.prompt(sessionId, "try")).stopReason, "end_turn");
+  assert.equal(existsSync(join(workdir, "one.marker")), false);
+  assert.match(model.requests[1]!.body.messages.at(-1).content, /not done|rejected/);
+
+  // Now a question nobody answers, cancelled by the user through session/cancel.
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "touch two.marker" } }] }, { content: ["never"] });
+  let release!: () => void;
+  agent.onPermission = () => new Promise((resolve) => (release = () => resolve({ outcome: { outcome: "cancelled" } })));
+  const from = agent.agentRequests.length;
+  const pending = agent.prompt(sessionId, "try again");
+  await agent.waitForAgentRequest((r) => r.method === "session/request_permission", undefined, from);
+  await agent.cancel(sessionId);
+  assert.equal((await pending).stopReason, "cancelled");
+  release();
+  assert.equal(existsSync(join(workdir, "two.marker")), false);
+  const last = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+  assert.equal(last.status, "failed");
+});
