@@ -11,8 +11,21 @@ import { connectOrStart, readDaemonInfo } from "./connect.js";
 
 const keyOf = (id: JsonRpcId): string => JSON.stringify(id);
 
-function writeLine(text: string): void {
-  process.stdout.write(`${text}\n`);
+let paused: { resume(): void } | undefined;
+
+/**
+ * Writes one line; when the editor stops reading, stops reading the daemon too, so the daemon sees
+ * the backlog (and drops a window that falls too far behind) instead of this process ballooning.
+ */
+function writeLine(text: string, source?: { pause(): void; resume(): void }): void {
+  if (!process.stdout.write(`${text}\n`) && source && !paused) {
+    source.pause();
+    paused = source;
+    process.stdout.once("drain", () => {
+      paused = undefined;
+      source.resume();
+    });
+  }
 }
 
 function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): string {
@@ -106,7 +119,7 @@ export async function runAcp(args: string[]): Promise<void> {
         // the daemon only sends JSON; a broken frame is passed on for the editor to judge
       }
     }
-    writeLine(text);
+    writeLine(text, socket);
   });
 
   socket.on("close", () => {

@@ -29,6 +29,7 @@ export class AcpConnection implements ClientPort {
     send: (text: string) => void,
     readonly services: AcpServices,
     readonly info: ConnectionInfo,
+    readonly backlog: () => number = () => 0,
   ) {
     this.log = services.log.child({ connId: this.connectionId });
     this.peer = new JsonRpcPeer(send, {

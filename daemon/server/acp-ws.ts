@@ -9,8 +9,12 @@ import { MAX_LINE_BYTES } from "../../shared/ndjson.js";
 import { AcpConnection } from "../acp/connection.js";
 import type { DaemonState } from "./state.js";
 
-/** A window this far behind is dropped rather than letting the daemon's memory grow without bound. */
-export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+/**
+ * A window this far behind is dropped rather than letting the daemon's memory grow without bound.
+ * Generous on purpose: a live stream never gets near it unless the window has stopped reading, and
+ * replays wait for the window instead of piling up. Tests lower it through the environment.
+ */
+export const MAX_BUFFERED_BYTES = Number(process.env.REASONIX_WINDOW_BACKLOG_BYTES) || 64 * 1024 * 1024;
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -65,6 +69,7 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
       },
       state.services,
       { env: decodeEnv(header(req, HEADER_ENV)), model: header(req, HEADER_MODEL) || undefined, shimPid: Number.isFinite(pid) ? pid : undefined },
+      () => socket.bufferedAmount,
     );
     state.connections++;
     conn.log.info({ shimPid: pid, shimBuild, sameBuild: shimBuild === state.build }, "window attached");

@@ -33,7 +33,7 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
       sessions: { live: live.length, stored },
       runningTurns: live.filter((s) => s.running).length,
       queuedPrompts: live.reduce((n, s) => n + s.queuedPrompts, 0),
-      pendingPermissions: 0,
+      pendingPermissions: live.reduce((n, s) => n + s.broker.pending.size, 0),
       inboxDepth: 0,
       liveSessions: live.map((s) => ({
         sessionId: s.id,
@@ -42,6 +42,9 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
         status: s.record.status,
         attachments: s.attachments.size,
         model: s.record.model,
+        running: s.running,
+        queuedPrompts: s.queuedPrompts,
+        pendingPermissions: [...s.broker.pending.values()],
       })),
     };
   });

@@ -7,7 +7,7 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log.js";
 import { keys, type Store } from "../store/store.js";
 import { Session, type SessionDeps } from "./session.js";
-import type { ChatMessage, ClientPort, SessionRecord } from "./types.js";
+import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -39,12 +39,9 @@ export class SessionManager {
     for (const { value: record } of records) {
       if (record.status !== "running") continue;
       const session = await this.get(record.id);
-      session.record.status = "interrupted";
-      session.emit({
-        sessionUpdate: "agent_message_chunk",
-        content: { type: "text", text: "\n\n[interrupted] The agent daemon stopped during this turn. Send a prompt to continue." },
-      });
-      await session.commit();
+      await session.markInterrupted();
+      // Recovery only rewrites the record; the session goes live again when a window attaches.
+      this.live.delete(record.id);
       this.log.info({ sessionId: record.id }, "marked interrupted turn");
     }
   }
@@ -86,6 +83,10 @@ export class SessionManager {
       const record = await this.store.get<SessionRecord>(keys.session(id));
       if (!record) throw RpcError.sessionNotFound(id);
       const history = (await this.store.range<ChatMessage>(keys.historyPrefix(id))).map((e) => e.value);
+      // Chunks are flushed between commit points, so the ledger may run ahead of the record.
+      const [last] = await this.store.range<LedgerEntry>(keys.eventPrefix(id), { reverse: true, limit: 1 });
+      if (last && last.value.seq > record.lastSeq) record.lastSeq = last.value.seq;
+      record.historyLength = history.length;
       const session = new Session(record, history, this.deps);
       this.live.set(id, session);
       return session;
@@ -108,16 +109,16 @@ export class SessionManager {
   async list(cwd: string | undefined, cursor: string | undefined): Promise<ListPage> {
     let offset = 0;
     if (cursor) {
-      const n = Number(Buffer.from(cursor, "base64url").toString("utf8"));
-      if (!Number.isInteger(n) || n < 0) throw RpcError.invalidParams("cursor is not one this agent issued");
-      offset = n;
+      const m = /^offset:(\d+)$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+      if (!m) throw RpcError.invalidParams("cursor: not a cursor this agent issued");
+      offset = Number(m[1]);
     }
     const records = (await this.store.range<SessionRecord>(keys.sessionPrefix))
       .map((e) => this.live.get(e.value.id)?.record ?? e.value)
       .filter((r) => !cwd || r.cwd === cwd)
       .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id.localeCompare(b.id)));
     const page = records.slice(offset, offset + PAGE_SIZE);
-    const next = offset + PAGE_SIZE < records.length ? Buffer.from(String(offset + PAGE_SIZE)).toString("base64url") : undefined;
+    const next = offset + PAGE_SIZE < records.length ? Buffer.from(`offset:${offset + PAGE_SIZE}`).toString("base64url") : undefined;
     return {
       sessions: page.map((r) => ({
         sessionId: r.id,

@@ -23,6 +23,7 @@ export interface SessionToolsHost {
   emit(update: SessionUpdate): void;
   router: EditorRouter;
   broker: PermissionBroker;
+  recordDecision(toolCallId: string, outcome: string): Promise<void>;
 }
 
 export class SessionTools {
@@ -54,7 +55,11 @@ export class SessionTools {
       memory: this.memory,
       roots,
       cwd,
-      askPermission: (toolCall, options, sig) => host.broker.ask(toolCall, options, sig),
+      askPermission: async (toolCall, options, sig) => {
+        const outcome = await host.broker.ask(toolCall, options, sig);
+        await host.recordDecision(toolCall.toolCallId, outcome.outcome === "selected" ? outcome.optionId : "cancelled");
+        return outcome;
+      },
       context: (sig, toolCallId) => {
         const env = { ...process.env, ...host.env() };
         return {

@@ -18,6 +18,8 @@ import { SessionWriter } from "./writer.js";
 import { promptToText, titleFrom } from "./prompt-text.js";
 import type { ChatMessage, ClientPort, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate, StopReason } from "./types.js";
 
+const REPLAY_HIGH_WATER = 1024 * 1024;
+
 export interface SessionDeps {
   store: Store;
   log: Logger;
@@ -62,6 +64,7 @@ export class Session {
       emit: (u) => this.emitForTurn(u),
       router: this.router,
       broker: this.broker,
+      recordDecision: (id, outcome) => this.recordDecision(id, outcome),
     });
     if (historyMessages.length === 0) {
       this.appendHistory({ role: "system", content: systemPrompt(record.cwd, record.additionalDirectories) });
@@ -138,6 +141,8 @@ export class Session {
         if (value.seq <= sent) continue;
         sent = value.seq;
         if (value.type === "update" && !port.closed) port.sendUpdate(this.id, value.update);
+        // A long history goes out at the pace the window takes it, not all into memory at once.
+        while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
       }
       if (sent >= this.record.lastSeq) {
         this.attach(port);
@@ -235,6 +240,38 @@ export class Session {
 
   private touch(): void {
     this.record.updatedAt = new Date().toISOString();
+  }
+
+  /**
+   * The daemon died during this session's turn: say so in the ledger, and close every tool call the
+   * model was waiting on so the next request is well-formed. Nothing is re-run.
+   */
+  async markInterrupted(): Promise<void> {
+    const answered = new Set(this.historyMessages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+    for (const m of [...this.historyMessages]) {
+      for (const call of m.tool_calls ?? []) {
+        if (!answered.has(call.id)) {
+          this.appendHistory({
+            role: "tool",
+            tool_call_id: call.id,
+            content: "Interrupted: the agent daemon stopped before this tool call finished; it may or may not have taken effect.",
+          });
+        }
+      }
+    }
+    this.appendLedger({ type: "interrupted" });
+    this.emit({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: "\n\n[interrupted] The agent daemon stopped during this turn. Send a prompt to continue." },
+    });
+    this.record.status = "interrupted";
+    await this.commit();
+  }
+
+  /** A permission decision is a commit point: it survives a crash with the updates before it. */
+  async recordDecision(toolCallId: string, outcome: string): Promise<void> {
+    this.appendLedger({ type: "permission", toolCallId, outcome });
+    await this.commit();
   }
 
   cancel(): void {

@@ -10,6 +10,8 @@ export interface ClientPort {
   lastActive: number;
   readonly closed: boolean;
   sendUpdate(sessionId: string, update: SessionUpdate): void;
+  /** Bytes sent to this window but not yet taken by it: replay waits when it grows. */
+  backlog(): number;
   request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
 }
 
@@ -40,7 +42,9 @@ export interface SessionRecord {
 export type LedgerBody =
   | { type: "update"; update: SessionUpdate }
   | { type: "turn_start"; turnId: string }
-  | { type: "turn_end"; turnId: string; stopReason?: StopReason; error?: string };
+  | { type: "turn_end"; turnId: string; stopReason?: StopReason; error?: string }
+  | { type: "interrupted" }
+  | { type: "permission"; toolCallId: string; outcome: string };
 
 export type LedgerEntry = LedgerBody & { seq: number; at: string };
 

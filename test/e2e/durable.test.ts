@@ -1,0 +1,277 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn as spawnProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import type { AgentProcess } from "../support/harness.js";
+import { world, within } from "./fixture.js";
+
+/** Loads a session through a raw request and splits what arrived: replay before the answer, the rest after. */
+async function load(agent: AgentProcess, sessionId: string, cwd: string) {
+  const fromMsg = agent.messages.length;
+  const answer = await agent.rawRequest({ id: `load-${sessionId}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } });
+  assert.ok(answer.result, JSON.stringify(answer.error));
+  const at = agent.messages.indexOf(answer);
+  const replay = agent.messages.slice(fromMsg, at).filter((m) => m.method === "session/update").map((m) => m.params.update);
+  return { answer, replay, at };
+}
+
+const withoutCommands = (us: Array<{ sessionUpdate: string }>) => us.filter((u) => u.sessionUpdate !== "available_commands_update");
+
+test("after the editor closes, session/load replays the same updates in the same order before answering", async (t) => {
+  const { agent, model, workdir, spawn } = await world(t);
+  model.enqueue(
+    { reasoning: ["planning"], toolCalls: [{ name: "todo_write", arguments: { todos: [{ content: "write", status: "in_progress" }] } }] },
+    { toolCalls: [{ name: "write_file", arguments: { path: "out.txt", content: "data\n" } }] },
+    { content: ["All ", "done."] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "do the work");
+  const live = withoutCommands(agent.updatesFor(sessionId));
+  assert.equal(await agent.closeStdin(), 0);
+
+  const second = spawn();
+  await second.initialize();
+  const { replay, at } = await load(second, sessionId, workdir);
+  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "do the work" } });
+  assert.deepEqual(replay.slice(1), live);
+  assert.ok(replay.some((u) => u.sessionUpdate === "tool_call") && replay.some((u) => u.sessionUpdate === "plan"));
+  // available_commands_update follows the answer; nothing of the load precedes... the replay is all before it.
+  const afterAnswer = second.messages.slice(at + 1).filter((m) => m.method === "session/update");
+  await second.waitForLine((m) => m.params?.update?.sessionUpdate === "available_commands_update", undefined, at + 1);
+  assert.ok(afterAnswer.every((m) => m.params.update.sessionUpdate === "available_commands_update"));
+  assert.equal(model.requests.length, 3, "load never re-runs the model");
+  assert.equal(readFileSync(join(workdir, "out.txt"), "utf8"), "data\n");
+});
+
+test("SIGKILL of the shim mid-stream: the turn completes in the daemon and a new shim's load shows the whole answer", async (t) => {
+  const { agent, model, workdir, spawn } = await world(t);
+  const words = Array.from({ length: 40 }, (_, i) => `word${i} `);
+  model.enqueue({ content: words, chunkDelayMs: 25 });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.prompt(sessionId, "stream").catch(() => undefined);
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  await agent.kill("SIGKILL");
+  const seen = agent.textOf(sessionId);
+  assert.ok(!seen.includes("word39"));
+  await model.waitForRequests(1);
+
+  const second = spawn();
+  await second.initialize();
+  // The turn is still streaming in the daemon; load until the end of the answer is in the ledger.
+  let text = "";
+  for (let i = 0; i < 50 && !text.includes("word39"); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const { replay } = await load(second, sessionId, workdir);
+    text = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
+  }
+  assert.equal(text, words.join(""));
+});
+
+test("two windows on one session both see every update; the other window sees the prompt; either can cancel", async (t) => {
+  const { agent: a, model, workdir, spawn } = await world(t);
+  await a.initialize();
+  const { sessionId } = await a.newSession(workdir);
+  const b = spawn();
+  await b.initialize();
+  await b.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+
+  model.enqueue({ content: ["from ", "A's turn"] });
+  await a.prompt(sessionId, "prompt from A");
+  await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "A's turn");
+  const bUpdates = withoutCommands(b.updatesFor(sessionId));
+  assert.deepEqual(bUpdates[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "prompt from A" } });
+  assert.deepEqual(bUpdates.slice(1), withoutCommands(a.updatesFor(sessionId)));
+
+  const aFrom = a.updates.length;
+  model.enqueue({ content: ["B's answer"] });
+  await b.prompt(sessionId, "prompt from B");
+  await a.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "B's answer", undefined, aFrom);
+  assert.deepEqual(a.updatesFor(sessionId, aFrom)[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "prompt from B" } });
+
+  model.enqueue({ content: ["slow "], hang: true });
+  const pending = a.prompt(sessionId, "long one");
+  await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "slow ");
+  await b.cancel(sessionId);
+  assert.equal((await pending).stopReason, "cancelled");
+});
+
+test("a permission question whose window is killed is asked again on the other window, and on the next to attach", async (t) => {
+  const { agent: a, model, workdir, spawn, home } = await world(t);
+  await a.initialize();
+  const { sessionId } = await a.newSession(workdir);
+  const b = spawn();
+  await b.initialize();
+  await b.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  a.onPermission = () => new Promise(() => undefined); // A never answers
+  b.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o: { kind: string }) => o.kind === "allow_once").optionId } });
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "echo asked-again > again.txt" } }] }, { content: ["finished"] });
+  a.prompt(sessionId, "run").catch(() => undefined);
+  await a.waitForAgentRequest((r) => r.method === "session/request_permission");
+  assert.equal(b.agentRequests.length, 0, "only one window is asked at a time");
+  await a.kill("SIGKILL");
+  await b.waitForAgentRequest((r) => r.method === "session/request_permission");
+  await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "finished");
+  assert.equal(readFileSync(join(workdir, "again.txt"), "utf8"), "asked-again\n");
+
+  // Now with nobody attached: the question waits for the next window.
+  const c = spawn();
+  await c.initialize();
+  await c.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  c.onPermission = () => new Promise(() => undefined);
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "echo later > later.txt" } }] }, { content: ["later done"] });
+  c.prompt(sessionId, "run later").catch(() => undefined);
+  await c.waitForAgentRequest((r) => r.method === "session/request_permission");
+  await b.kill("SIGKILL");
+  await c.kill("SIGKILL");
+  const status = JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } }).toString());
+  assert.equal(status.pendingPermissions, 1);
+  const d = spawn();
+  d.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o: { kind: string }) => o.kind === "allow_once").optionId } });
+  await d.initialize();
+  await d.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  await d.waitForAgentRequest((r) => r.method === "session/request_permission");
+  await d.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "later done");
+  assert.equal(readFileSync(join(workdir, "later.txt"), "utf8"), "later\n");
+});
+
+test("a window that stops reading does not hold up the other; the daemon drops it and its memory stays bounded", async (t) => {
+  // The backlog limit is lowered so a modest flood shows the mechanism; the default is 64 MiB.
+  const { agent: a, model, workdir, home } = await world(t, { env: { REASONIX_WINDOW_BACKLOG_BYTES: String(4 * 1024 * 1024) } });
+  await a.initialize();
+  const { sessionId } = await a.newSession(workdir);
+  // The stuck window: a real shim whose stdout nobody reads.
+  const stuck = spawnProcess(process.execPath, [BIN, "acp"], { env: { ...process.env, REASONIX_HOME: home.dir }, stdio: ["pipe", "pipe", "ignore"] });
+  const stuckExit = new Promise<number | null>((r) => stuck.once("exit", (code) => r(code)));
+  t.after(() => stuck.kill("SIGKILL"));
+  stuck.stdout!.pause();
+  stuck.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } })}\n`);
+  stuck.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/resume", params: { sessionId, cwd: workdir, mcpServers: [] } })}\n`);
+  const daemon = await waitForDaemonPid(home.dir);
+  await new Promise((r) => setTimeout(r, 300));
+
+  const chunk = "x".repeat(4 * 1024);
+  const n = 3000; // ~12 MiB to each window at a fast model's pace, past the 4 MiB a window may fall behind
+  model.enqueue({ content: Array.from({ length: n }, (_, i) => `${i}:${chunk}\n`), chunkDelayMs: 1 });
+  const result = await within(60_000, "fast window's prompt", a.prompt(sessionId, "flood"));
+  assert.equal(result.stopReason, "end_turn");
+  const chunks = a.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk");
+  assert.equal(chunks.length, n);
+  const log = readFileSync(join(home.dir, "logs", "daemon.log"), "utf8");
+  assert.match(log, /fell too far behind/);
+  // The dropped window learns it: its shim exits non-zero once it reads again.
+  stuck.stdout!.resume();
+  assert.notEqual(await within(10_000, "stuck shim exit", stuckExit), 0);
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${daemon}/status`, "utf8"))![1]);
+  assert.ok(rssKb < 300 * 1024, `daemon RSS ${rssKb} kB`);
+});
+
+test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load replays what was persisted and marks the turn interrupted", async (t) => {
+  const { agent, model, workdir, spawn, home } = await world(t);
+  model.enqueue({ content: ["before ", "the crash "], hang: true });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.prompt(sessionId, "acknowledged prompt").catch(() => undefined);
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "the crash ");
+  await new Promise((r) => setTimeout(r, 200)); // past the chunk batch interval
+  const old = await waitForDaemonPid(home.dir);
+  process.kill(old, "SIGKILL");
+  await waitForPidExit(old, 5000);
+  await agent.exited;
+
+  const next = spawn();
+  await next.initialize();
+  const fresh = await waitForDaemonPid(home.dir);
+  assert.notEqual(fresh, old);
+  const { replay } = await load(next, sessionId, workdir);
+  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "acknowledged prompt" } });
+  const text = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
+  assert.match(text, /^before the crash /);
+  assert.match(text, /\[interrupted\]/);
+  assert.equal(model.requests.length, 1, "nothing was re-run");
+
+  model.enqueue({ content: ["resumed"] });
+  assert.equal((await next.prompt(sessionId, "continue")).stopReason, "end_turn");
+  const messages = model.requests[1]!.body.messages;
+  assert.ok(messages.some((m: { role: string; content: string }) => m.role === "user" && m.content === "acknowledged prompt"));
+  assert.equal(existsSync(join(home.dir, "run", "daemon.sock")), true);
+});
+
+test("a daemon killed during a tool call leaves a well-formed history: the call is closed as interrupted", async (t) => {
+  const { agent, model, workdir, spawn, home } = await world(t);
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
+  model.enqueue({ toolCalls: [{ id: "slow", name: "run_command", arguments: { command: "sleep 3" } }] });
+  agent.prompt(sessionId, "sleep").catch(() => undefined);
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "in_progress");
+  await new Promise((r) => setTimeout(r, 150));
+  process.kill(await waitForDaemonPid(home.dir), "SIGKILL");
+  await agent.exited;
+
+  const next = spawn();
+  await next.initialize();
+  await load(next, sessionId, workdir);
+  model.enqueue({ content: ["ok"] });
+  await next.prompt(sessionId, "what happened?");
+  const messages = model.requests.at(-1)!.body.messages;
+  const toolAnswer = messages.find((m: { role: string; tool_call_id?: string }) => m.role === "tool" && m.tool_call_id === "slow");
+  assert.match(toolAnswer.content, /Interrupted/);
+});
+
+test("session/list filters by cwd and pages with a cursor; session/delete removes a session from list and load", async (t) => {
+  const { agent, workdir } = await world(t);
+  await agent.initialize();
+  const other = `${workdir}/sub`;
+  const mine: string[] = [];
+  for (let i = 0; i < 55; i++) mine.push((await agent.newSession(workdir)).sessionId);
+  const theirs = (await agent.newSession(other)).sessionId;
+
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await agent.rpc.request("session/list", { cwd: workdir, ...(cursor ? { cursor } : {}) });
+    for (const s of page.sessions) {
+      assert.equal(s.cwd, workdir);
+      assert.ok(typeof s.updatedAt === "string");
+      seen.push(s.sessionId);
+    }
+    cursor = page.nextCursor ?? undefined;
+    pages++;
+  } while (cursor);
+  assert.ok(pages >= 2);
+  assert.deepEqual([...seen].sort(), [...mine].sort());
+  assert.ok(!seen.includes(theirs));
+  const bad = await agent.rawRequest({ id: "badcursor", method: "session/list", params: { cursor: "%%%" } });
+  assert.equal(bad.error.code, -32602);
+
+  await agent.rpc.request("session/delete", { sessionId: mine[0] });
+  await agent.rpc.request("session/delete", { sessionId: mine[0] });
+  const all = await agent.rpc.request("session/list", { cwd: workdir });
+  assert.ok(!all.sessions.some((s: { sessionId: string }) => s.sessionId === mine[0]));
+  const gone = await agent.rawRequest({ id: "gone", method: "session/load", params: { sessionId: mine[0], cwd: workdir, mcpServers: [] } });
+  assert.equal(gone.error.code, -32002);
+});
+
+test("a prompt sent during a running turn waits and runs next; titles come from the first prompt", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  model.enqueue({ content: ["one ", "two ", "three"], chunkDelayMs: 50 }, { content: ["second answer"] });
+  const first = agent.prompt(sessionId, "Refactor the parser\nwith details");
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  const second = agent.prompt(sessionId, "then this");
+  assert.equal((await first).stopReason, "end_turn");
+  assert.equal((await second).stopReason, "end_turn");
+  const texts = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text);
+  assert.deepEqual(texts, ["one ", "two ", "three", "second answer"]);
+  assert.equal(model.requests[1]!.body.messages.at(-1).content, "then this");
+  const info = agent.updatesFor(sessionId).find((u) => u.sessionUpdate === "session_info_update");
+  assert.equal(info.title, "Refactor the parser");
+  const list = await agent.rpc.request("session/list", {});
+  assert.equal(list.sessions.find((s: { sessionId: string }) => s.sessionId === sessionId).title, "Refactor the parser");
+});
