@@ -11,21 +11,47 @@ import { connectOrStart, readDaemonInfo } from "./connect.js";
 
 const keyOf = (id: JsonRpcId): string => JSON.stringify(id);
 
-let paused: { resume(): void } | undefined;
+interface Source {
+  pause(): void;
+  resume(): void;
+}
+
+let out: string[] = [];
+let outSource: Source | undefined;
+let paused = false;
 
 /**
- * Writes one line; when the editor stops reading, stops reading the daemon too, so the daemon sees
- * the backlog (and drops a window that falls too far behind) instead of this process ballooning.
+ * Queues one line for stdout. Lines that arrive together (one socket read holds many frames during a
+ * replay) go out in one write, not one syscall each.
  */
-function writeLine(text: string, source?: { pause(): void; resume(): void }): void {
-  if (!process.stdout.write(`${text}\n`) && source && !paused) {
+function writeLine(text: string, source?: Source): void {
+  out.push(text);
+  if (source) outSource = source;
+  if (out.length === 1) queueMicrotask(flushOut);
+}
+
+/**
+ * Writes what is queued; when the editor stops reading, stops reading the daemon too, so the daemon
+ * sees the backlog (and drops a window that falls too far behind) instead of this process ballooning.
+ */
+function flushOut(): void {
+  if (out.length === 0) return;
+  const data = `${out.join("\n")}\n`;
+  out = [];
+  const source = outSource;
+  if (!process.stdout.write(data) && source && !paused) {
     source.pause();
-    paused = source;
+    paused = true;
     process.stdout.once("drain", () => {
-      paused = undefined;
+      paused = false;
       source.resume();
     });
   }
+}
+
+function exit(code: number): never {
+  flushOut();
+  process.exit(code);
 }
 
 function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): string {
@@ -40,7 +66,7 @@ export async function runAcp(args: string[]): Promise<void> {
     else if (a.startsWith("--model=")) model = a.slice("--model=".length);
     else {
       process.stderr.write(`reasonix acp: unknown argument ${a}\n`);
-      process.exit(2);
+      exit(2);
     }
   }
   const paths = resolvePaths();
@@ -87,7 +113,7 @@ export async function runAcp(args: string[]): Promise<void> {
     stdinEnded = true;
     // The editor is gone; the sessions stay in the daemon. Close politely so it detaches us at once.
     if (ws) ws.close(1000, "editor closed stdin");
-    else process.exit(0);
+    else exit(0);
   });
 
   try {
@@ -104,7 +130,7 @@ export async function runAcp(args: string[]): Promise<void> {
         // nothing to answer
       }
     }
-    process.exit(1);
+    exit(1);
   }
   const socket = ws;
   for (const line of early.splice(0)) socket.send(line);
@@ -123,7 +149,7 @@ export async function runAcp(args: string[]): Promise<void> {
   });
 
   socket.on("close", () => {
-    if (stdinEnded) process.exit(0);
+    if (stdinEnded) exit(0);
     const info = readDaemonInfo(paths);
     const logPath = info?.logFile ?? paths.logFile;
     const message = `The Reasonix daemon connection was lost; see ${logPath}`;
@@ -131,7 +157,7 @@ export async function runAcp(args: string[]): Promise<void> {
       writeLine(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
     }
     process.stderr.write(`reasonix acp: ${message}\n`);
-    process.exit(1);
+    exit(1);
   });
   socket.on("error", (err) => process.stderr.write(`reasonix acp: socket error: ${err.message}\n`));
 }

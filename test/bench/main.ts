@@ -4,9 +4,13 @@
  */
 import { cpus } from "node:os";
 import { startupBench } from "./startup.js";
+import { sessionsBench } from "./sessions.js";
 import { table } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
-const rows = await startupBench(quick ? { cold: 3, warm: 5 } : { cold: 10, warm: 30 });
+const rows = [
+  ...(await startupBench(quick ? { cold: 3, warm: 5 } : { cold: 10, warm: 30 })),
+  ...(await sessionsBench({ loads: quick ? 3 : 10 })),
+];
 process.stdout.write(`Reasonix ACP benchmarks — node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"})\n\n`);
 process.stdout.write(`${table(rows)}\n`);
