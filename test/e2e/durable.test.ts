@@ -275,3 +275,26 @@ test("a prompt sent during a running turn waits and runs next; titles come from 
   const list = await agent.rpc.request("session/list", {});
   assert.equal(list.sessions.find((s: { sessionId: string }) => s.sessionId === sessionId).title, "Refactor the parser");
 });
+
+test("session/close detaches the caller; the session stops (turn cancelled, history kept) when the last window closes", async (t) => {
+  const { agent: a, model, workdir, spawn, home } = await world(t);
+  await a.initialize();
+  const { sessionId } = await a.newSession(workdir);
+  const b = spawn();
+  await b.initialize();
+  await b.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  model.enqueue({ content: ["working "], hang: true });
+  const pending = a.prompt(sessionId, "long task");
+  await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  await a.rpc.request("session/close", { sessionId });
+  const status = () => JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } }).toString());
+  assert.equal(status().runningTurns, 1, "the other window keeps the turn alive");
+  await b.rpc.request("session/close", { sessionId });
+  assert.equal((await pending).stopReason, "cancelled");
+  assert.equal(status().runningTurns, 0);
+  assert.equal(status().sessions.live, 0);
+  const c = spawn();
+  await c.initialize();
+  const { replay } = await load(c, sessionId, workdir);
+  assert.ok(replay.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text === "working "));
+});
