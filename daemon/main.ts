@@ -11,6 +11,7 @@ import { Store, StoreLockedError } from "./store/store.js";
 import { SessionManager } from "./sessions/manager.js";
 import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
+import { effortParams } from "./provider/effort.js";
 import { RpcError } from "../shared/jsonrpc.js";
 import { buildApp } from "./server/app.js";
 import type { DaemonState } from "./server/state.js";
@@ -105,13 +106,18 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     {
       store,
       log,
+      config: currentConfig,
+      configDir: paths.configDir,
       maxSteps: () => currentConfig().maxSteps,
       permissionTimeoutMs: () => currentConfig().permissionTimeoutSeconds * 1000,
-      createModel: (ref, env) => {
+      goalBounds: () => currentConfig().goal,
+      createModel: (ref, env, effort) => {
         const choice = resolveModelRef(currentConfig(), ref);
         if (!choice) throw RpcError.invalidParams(`model: "${ref}" is not a configured model`);
-        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, env, paths.credentialsFile));
+        const extra = effortParams(choice.provider.name, effort);
+        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, env, paths.credentialsFile), () => extra);
       },
+      listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
     },
     log,
   );

@@ -9,7 +9,7 @@ import type { AcpConnection } from "./connection.js";
 import { authenticate, initialize } from "./initialize.js";
 import { closeSession, deleteSession, listSessions, loadSession, newSession, resumeSession } from "./session-lifecycle.js";
 import { cancel, prompt } from "./session-prompt.js";
-import { setConfigOption, setMode } from "./session-config.js";
+import { setConfigOption, setMode, setModel, SetModelRequest } from "./session-config.js";
 
 export interface RequestSpec<S extends z.ZodType = z.ZodType> {
   params: S;
@@ -38,6 +38,8 @@ export const requestMethods: Record<string, RequestSpec> = {
   "session/prompt": request(schema.PromptRequest, prompt),
   "session/set_mode": request(schema.SetModeRequest, setMode),
   "session/set_config_option": request(schema.SetConfigOptionRequest, setConfigOption),
+  // Legacy: older clients switch models with this; it shares the model option's path.
+  "session/set_model": request(SetModelRequest, setModel),
 };
 
 export const notificationMethods: Record<string, NotificationSpec> = {

@@ -1,97 +1,90 @@
 /**
- * Session controls as ACP sees them: `modes` and `configOptions`. Only what works is offered.
+ * session/set_mode, session/set_config_option and the legacy session/set_model, with the
+ * specification's compatibility rules: retired selectors are a successful no-op carrying a
+ * deprecatedNotice, old aliases and values map onto the current controls, nothing retired is listed.
  */
-import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
-import type { z } from "zod";
+import type { SessionConfigOption } from "@agentclientprotocol/sdk";
+import { z } from "zod";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { SetConfigOptionRequest, SetModeRequest } from "../../shared/acp-schemas.js";
-import { listModels, resolveModelRef } from "../provider/registry.js";
-import { isPreset } from "../tools/permissions.js";
+import { configOptions, modeState } from "../sessions/controls.js";
+import { setEffort, setMode as applyMode, setModel as applyModel, setToolApproval } from "../sessions/settings.js";
 import type { Session } from "../sessions/session.js";
 import type { AcpConnection } from "./connection.js";
 import type { AcpServices } from "./context.js";
 
-export function modeState(session: Session): SessionModeState {
-  return {
-    currentModeId: session.record.mode,
-    availableModes: [{ id: "normal", name: "Normal", description: "Work on the request with the tools the permission preset allows." }],
-  };
+export function sessionControls(session: Session, services: AcpServices) {
+  return { modes: modeState(session.record), configOptions: configOptions(session.record, services.config()) };
 }
 
-export function configOptions(session: Session, services: AcpServices): SessionConfigOption[] {
-  const models = listModels(services.config());
-  const current = models.some((m) => m.ref === session.record.model)
-    ? session.record.model
-    : services.config().defaultModel;
-  return [
-    {
-      id: "model",
-      name: "Model",
-      description: "The model that answers in this session.",
-      category: "model",
-      type: "select",
-      currentValue: current,
-      options: models.map((m) => ({ value: m.ref, name: m.model, description: `${m.provider.name} · ${m.model}` })),
-    },
-    {
-      id: "tool_approval",
-      name: "Permissions",
-      description: "What the agent may do without asking.",
-      category: "_permissions",
-      type: "select",
-      currentValue: session.record.toolApproval,
-      options: [
-        { value: "read-only", name: "Read only", description: "Reads run; edits and commands ask first." },
-        { value: "workspace-write", name: "Workspace", description: "Edits inside the workspace run; commands and anything outside ask." },
-        { value: "danger-full-access", name: "Full access", description: "Nothing asks. Use with care." },
-      ],
-    },
-  ];
-}
+const ALIASES: Record<string, string> = {
+  models: "model",
+  reasoning_effort: "effort",
+  thought_level: "effort",
+  approval: "tool_approval",
+  approval_mode: "tool_approval",
+  tool_approval_mode: "tool_approval",
+};
 
-export function sessionControls(session: Session, services: AcpServices): {
-  modes: SessionModeState;
-  configOptions: SessionConfigOption[];
-} {
-  return { modes: modeState(session), configOptions: configOptions(session, services) };
-}
+/** Permission values of older clients, accepted as input only. */
+const LEGACY_PRESETS: Record<string, string> = { ask: "read-only", auto: "workspace-write", yolo: "danger-full-access" };
+
+const RETIRED = new Set(["agent_preset", "work_mode", "profile", "runtime_profile", "token_mode"]);
+const QUALITY_FLOOR_VALUES = new Set(["off", "none", "light", "economy", "balanced", "standard", "delivery", "strict", "high"]);
+const DEPRECATED_NOTICE =
+  "Execution modes are retired: every request runs with adaptive standard execution. This selector is accepted for compatibility and changes nothing.";
 
 export async function setMode(params: z.output<typeof SetModeRequest>, conn: AcpConnection): Promise<Record<string, never>> {
   const session = conn.services.sessions.requireLive(params.sessionId);
-  if (!modeState(session).availableModes.some((m) => m.id === params.modeId)) {
-    throw RpcError.invalidParams(`modeId: unknown mode "${params.modeId}"`);
+  conn.lastActive = Date.now();
+  // Legacy mode ids: `default` is normal + read-only, `auto` is normal + workspace-write.
+  if (params.modeId === "default" || params.modeId === "auto") {
+    await applyMode(session, "normal", undefined);
+    await setToolApproval(session, params.modeId === "default" ? "read-only" : "workspace-write", undefined);
+    return {};
   }
-  session.record.mode = params.modeId;
-  await session.commit();
+  await applyMode(session, params.modeId, undefined);
   return {};
 }
 
 export async function setConfigOption(
   params: z.output<typeof SetConfigOptionRequest>,
   conn: AcpConnection,
-): Promise<{ configOptions: SessionConfigOption[] }> {
+): Promise<{ configOptions: SessionConfigOption[]; deprecatedNotice?: string; _meta?: Record<string, unknown> }> {
   const session = conn.services.sessions.requireLive(params.sessionId);
-  switch (params.configId) {
-    case "model": {
-      const choice = typeof params.value === "string" ? resolveModelRef(conn.services.config(), params.value) : undefined;
-      if (!choice) throw RpcError.invalidParams(`value: unknown model "${String(params.value)}"`);
-      session.record.model = choice.ref;
-      await session.commit();
+  conn.lastActive = Date.now();
+  const configId = ALIASES[params.configId] ?? params.configId;
+  const list = () => configOptions(session.record, conn.services.config());
+  if (RETIRED.has(configId) || configId === "quality_floor") {
+    if (configId === "quality_floor" && !(typeof params.value === "string" && QUALITY_FLOOR_VALUES.has(params.value))) {
+      throw RpcError.invalidParams(`value: unknown quality_floor value "${String(params.value)}"`);
+    }
+    return { configOptions: list(), deprecatedNotice: DEPRECATED_NOTICE, _meta: { "reasonix.io": { deprecatedNotice: DEPRECATED_NOTICE } } };
+  }
+  if (typeof params.value !== "string") throw RpcError.invalidParams(`value: "${configId}" takes one of its listed values, not a boolean`);
+  switch (configId) {
+    case "mode":
+      await applyMode(session, params.value, conn);
       break;
-    }
-    case "tool_approval": {
-      if (typeof params.value !== "string" || !isPreset(params.value)) {
-        throw RpcError.invalidParams(`value: unknown permission preset "${String(params.value)}"`);
-      }
-      // Applies at once, even mid-turn: the gate reads the record on every call.
-      session.record.toolApproval = params.value;
-      await session.commit();
-      const options = configOptions(session, conn.services);
-      session.emit({ sessionUpdate: "config_option_update", configOptions: options }, conn);
-      return { configOptions: options };
-    }
+    case "model":
+      await applyModel(session, params.value, conn);
+      break;
+    case "effort":
+      await setEffort(session, params.value, conn);
+      break;
+    case "tool_approval":
+      await setToolApproval(session, LEGACY_PRESETS[params.value] ?? params.value, conn);
+      break;
     default:
       throw RpcError.invalidParams(`configId: unknown config option "${params.configId}"`);
   }
-  return { configOptions: configOptions(session, conn.services) };
+  return { configOptions: list() };
+}
+
+export const SetModelRequest = z.object({ sessionId: z.string().min(1), modelId: z.string().min(1) }).passthrough();
+
+export async function setModel(params: z.output<typeof SetModelRequest>, conn: AcpConnection): Promise<Record<string, never>> {
+  const session = conn.services.sessions.requireLive(params.sessionId);
+  await applyModel(session, params.modelId, undefined);
+  return {};
 }

@@ -17,9 +17,9 @@ import type { Session } from "../sessions/session.js";
 import type { AcpConnection } from "./connection.js";
 import { sessionControls } from "./session-config.js";
 
-/** Slash commands come with a later layer; the list is sent now so hosts can build their menu. */
+/** After the answer that carries the session: hosts build their slash menu from this. */
 function sendAvailableCommands(session: Session, conn: AcpConnection): void {
-  conn.sendUpdate(session.id, { sessionUpdate: "available_commands_update", availableCommands: [] });
+  session.sendCommands(conn);
 }
 
 function startupModel(conn: AcpConnection): string {
@@ -45,6 +45,7 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
   });
   session.attach(conn);
   conn.lastActive = Date.now();
+  await session.refreshCommands();
   const result: NewSessionResponse = { sessionId: session.id, ...sessionControls(session, conn.services) };
   return new ResultThen(result, () => sendAvailableCommands(session, conn));
 }
@@ -54,6 +55,7 @@ export async function loadSession(params: z.output<typeof LoadSessionRequest>, c
   session.env = conn.info.env;
   // A window that loads again gets the whole history again, once.
   session.detach(conn);
+  await session.refreshCommands();
   await session.replayTo(conn);
   conn.lastActive = Date.now();
   const result: LoadSessionResponse = sessionControls(session, conn.services);
@@ -63,6 +65,7 @@ export async function loadSession(params: z.output<typeof LoadSessionRequest>, c
 export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
   const session = await conn.services.sessions.get(params.sessionId);
   session.env = conn.info.env;
+  await session.refreshCommands();
   session.attach(conn);
   conn.lastActive = Date.now();
   const result: LoadSessionResponse = sessionControls(session, conn.services);

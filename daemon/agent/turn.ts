@@ -20,6 +20,8 @@ export interface TurnHost {
   /** Runs one tool call, reporting it to the editor; returns what the model reads back. */
   runTool(call: ToolCallRequest, signal: AbortSignal): Promise<string>;
   onUsage?(usage: Usage): void;
+  /** Checked after each round's tools: true ends the turn there (a goal reported blocked). */
+  shouldStop?(): boolean;
 }
 
 export interface TurnOptions {
@@ -85,6 +87,7 @@ export async function runTurn(
       host.appendHistory({ role: "tool", tool_call_id: call.id, content: output });
     }
     if (isAbort(signal)) return "cancelled";
+    if (host.shouldStop?.()) return "end_turn";
   }
   host.emit({
     sessionUpdate: "agent_message_chunk",

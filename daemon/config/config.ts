@@ -37,6 +37,7 @@ export const ConfigFile = z
       .strict()
       .optional(),
     listen: z.string().optional(),
+    goal: z.object({ maxTurns: z.number().int().positive(), maxSeconds: z.number().positive() }).partial().strict().optional(),
     prices: z.record(z.string(), Price).optional(),
   })
   .strict();
@@ -51,6 +52,7 @@ export interface DaemonConfig {
   budgets: ConfigFile["budgets"];
   listen: string | undefined;
   prices: ConfigFile["prices"];
+  goal: { maxTurns: number; maxSeconds: number };
 }
 
 export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
@@ -109,5 +111,9 @@ export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonC
     budgets: file.budgets,
     listen: env.REASONIX_LISTEN || file.listen,
     prices: file.prices,
+    goal: {
+      maxTurns: num(env.REASONIX_GOAL_MAX_TURNS) ?? file.goal?.maxTurns ?? 20,
+      maxSeconds: num(env.REASONIX_GOAL_MAX_SECONDS) ?? file.goal?.maxSeconds ?? 3600,
+    },
   };
 }

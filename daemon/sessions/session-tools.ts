@@ -11,7 +11,7 @@ import { routedFiles } from "../tools/editor-files.js";
 import { ApprovalMemory, isPreset, type Preset } from "../tools/permissions.js";
 import { runToolCall, type RunnerHost, type ToolCallRequest } from "../tools/runner.js";
 import { realRoots } from "../tools/workspace.js";
-import type { PlanEntry, Tool } from "../tools/types.js";
+import type { PlanEntry, Tool, ToolControls } from "../tools/types.js";
 import type { ToolSpec } from "../provider/types.js";
 import type { EditorRouter } from "./editor-router.js";
 import type { PermissionBroker } from "./permission-broker.js";
@@ -24,6 +24,7 @@ export interface SessionToolsHost {
   router: EditorRouter;
   broker: PermissionBroker;
   recordDecision(toolCallId: string, outcome: string): Promise<void>;
+  controls: ToolControls;
 }
 
 export class SessionTools {
@@ -52,6 +53,7 @@ export class SessionTools {
       emit: (u) => host.emit(u),
       tools: this.tools,
       preset: () => (isPreset(record.toolApproval) ? (record.toolApproval as Preset) : "workspace-write"),
+      mode: () => record.mode,
       memory: this.memory,
       roots,
       cwd,
@@ -71,6 +73,7 @@ export class SessionTools {
           files: routedFiles(record.id, pick, localFiles(), sig),
           commands: routedCommands(record.id, pick, localCommands(env)),
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
+          controls: host.controls,
           askUser: async (question: string, choices: string[]) => {
             const options: PermissionOption[] = [
               ...choices.map((c, i) => ({ optionId: `answer_${i}`, name: c, kind: "allow_once" as const })),

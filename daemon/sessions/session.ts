@@ -11,6 +11,12 @@ import { keys, type Store } from "../store/store.js";
 import { runTurn } from "../agent/turn.js";
 import { systemPrompt } from "../agent/system-prompt.js";
 import type { ChatModel, Usage } from "../provider/types.js";
+import type { DaemonConfig } from "../config/config.js";
+import { listModels } from "../provider/registry.js";
+import { CommandSet, commandDirs } from "../commands/registry.js";
+import type { CommandHost } from "../commands/builtin.js";
+import { continuationText, GOAL_NOTE, nextGoalStep, type GoalBounds } from "./goal.js";
+import { approvePlan, reportGoal, setMode, setModel } from "./settings.js";
 import { EditorRouter } from "./editor-router.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { SessionTools } from "./session-tools.js";
@@ -23,10 +29,25 @@ const REPLAY_HIGH_WATER = 1024 * 1024;
 export interface SessionDeps {
   store: Store;
   log: Logger;
+  config(): DaemonConfig;
+  /** Where user-level custom commands live (`<config>/commands`). */
+  configDir: string;
   maxSteps(): number;
   permissionTimeoutMs(): number;
+  goalBounds(): GoalBounds;
   /** Builds the model for a reference; throws RpcError -32000 when no key is configured. */
-  createModel(ref: string, env: Record<string, string | undefined>): ChatModel;
+  createModel(ref: string, env: Record<string, string | undefined>, effort: string): ChatModel;
+  listSessions(cwd: string): Promise<Array<{ sessionId: string; title?: string; updatedAt: string }>>;
+}
+
+interface TurnInput {
+  origin: ClientPort | undefined;
+  /** What the windows see as the user's message; goal continuations have none. */
+  shown?: ContentBlock[];
+  /** What the model reads as the user's message. */
+  modelText?: string;
+  /** A built-in command: the answer, made without the model. */
+  local?: () => Promise<string>;
 }
 
 interface ActiveTurn {
@@ -48,6 +69,7 @@ export class Session {
   readonly router: EditorRouter;
   readonly broker: PermissionBroker;
   private readonly tools: SessionTools;
+  private commands: CommandSet | undefined;
 
   constructor(
     readonly record: SessionRecord,
@@ -65,6 +87,11 @@ export class Session {
       router: this.router,
       broker: this.broker,
       recordDecision: (id, outcome) => this.recordDecision(id, outcome),
+      controls: {
+        mode: () => this.record.mode,
+        approvePlan: (plan, steps, toolCallId, signal) => approvePlan(this, plan, steps, toolCallId, signal),
+        reportGoal: (status, summary) => reportGoal(this, status, summary),
+      },
     });
     if (historyMessages.length === 0) {
       this.appendHistory({ role: "system", content: systemPrompt(record.cwd, record.additionalDirectories) });
@@ -151,11 +178,18 @@ export class Session {
     }
   }
 
-  /** Runs one prompt as a turn; a prompt that arrives during a turn waits for it and runs next. */
+  /**
+   * Runs one prompt: a built-in command answers locally, a custom command expands, anything else goes
+   * to the model. A prompt that arrives during a turn waits for it and runs next. In goal mode the
+   * agent then keeps going on its own until the goal is done, blocked, cancelled or out of bounds.
+   */
   async prompt(blocks: ContentBlock[], origin: ClientPort | undefined): Promise<StopReason> {
     const text = promptToText(blocks);
     if (text.length === 0) throw RpcError.invalidParams("prompt is empty");
-    const model = this.deps.createModel(this.record.model, this.env);
+    await this.refreshCommands();
+    const resolved = this.commands!.resolve(text);
+    // Fail before anything is recorded when no key is configured: the client can run setup.
+    if (resolved.kind !== "local") this.deps.createModel(this.record.model, this.env, this.record.effort);
     const previous = this.tail;
     let release!: () => void;
     this.tail = new Promise<void>((r) => (release = r));
@@ -167,28 +201,57 @@ export class Session {
     }
     try {
       if (this.stopped) return "cancelled";
-      return await this.runPromptTurn(blocks, text, model, origin);
+      if (resolved.kind === "local") {
+        return await this.runTurnOnce({ origin, shown: blocks, local: () => resolved.command.run(resolved.args, this.commandHost()) });
+      }
+      const modelText = resolved.kind === "template" ? resolved.text : text;
+      if (this.record.mode === "goal" && !this.record.goal) {
+        this.record.goal = { text: modelText, status: "active", turns: 0, startedAt: new Date().toISOString() };
+        this.addNote(GOAL_NOTE);
+      }
+      const stop = await this.runTurnOnce({ origin, shown: blocks, modelText });
+      return await this.continueGoal(stop, origin);
     } finally {
       release();
     }
   }
 
-  private async runPromptTurn(
-    blocks: ContentBlock[],
-    text: string,
-    model: ChatModel,
-    origin: ClientPort | undefined,
-  ): Promise<StopReason> {
-    const turn: ActiveTurn = { id: randomUUID(), controller: new AbortController(), origin, open: true };
+  /** Goal mode: further turns without a prompt, while the model reports progress and bounds allow. */
+  private async continueGoal(stop: StopReason, origin: ClientPort | undefined): Promise<StopReason> {
+    let last = stop;
+    for (;;) {
+      const goal = this.record.goal;
+      if (this.record.mode !== "goal" || !goal) return last;
+      const next = nextGoalStep(goal, last, this.waiting, this.deps.goalBounds(), Date.now());
+      if (next.action === "yield") return last;
+      if (next.action === "stop") {
+        this.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: next.message } });
+        this.record.goal = undefined;
+        await setMode(this, "normal", undefined);
+        return last;
+      }
+      goal.turns++;
+      this.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n[goal] Continuing on its own (turn ${goal.turns + 1}).\n\n` } });
+      last = await this.runTurnOnce({ origin, modelText: continuationText(goal) });
+    }
+  }
+
+  private async runTurnOnce(input: TurnInput): Promise<StopReason> {
+    const turn: ActiveTurn = { id: randomUUID(), controller: new AbortController(), origin: input.origin, open: true };
     this.active = turn;
     this.record.status = "running";
     this.appendLedger({ type: "turn_start", turnId: turn.id });
     // Other windows see the prompt itself; the window that typed it already shows it.
-    for (const block of blocks) this.emit({ sessionUpdate: "user_message_chunk", content: block as AcpContentBlock }, origin);
-    this.appendHistory({ role: "user", content: text });
+    for (const block of input.shown ?? []) this.emit({ sessionUpdate: "user_message_chunk", content: block as AcpContentBlock }, input.origin);
+    const shownText = input.shown ? promptToText(input.shown) : undefined;
+    if (input.modelText !== undefined) {
+      const notes = this.record.notes ?? [];
+      this.record.notes = undefined;
+      this.appendHistory({ role: "user", content: [...notes, input.modelText].join("\n\n") });
+    }
     this.touch();
-    if (!this.record.title) {
-      this.record.title = titleFrom(text);
+    if (!this.record.title && shownText) {
+      this.record.title = titleFrom(shownText);
       this.emit({ sessionUpdate: "session_info_update", title: this.record.title, updatedAt: this.record.updatedAt });
     }
     await this.commit();
@@ -196,19 +259,26 @@ export class Session {
     let stopReason: StopReason = "end_turn";
     let failure: unknown;
     try {
-      stopReason = await runTurn(
-        {
-          emit: (u) => this.emitForTurn(u),
-          appendHistory: (m) => this.appendHistory(m),
-          history: () => this.historyMessages,
-          toolSpecs: () => this.tools.toolSpecs(),
-          runTool: (call, signal) => this.tools.run(call, signal),
-          onUsage: (u) => this.onUsage(u),
-        },
-        model,
-        turn.controller.signal,
-        { maxSteps: this.deps.maxSteps() },
-      );
+      if (input.local) {
+        const answer = await input.local();
+        this.emitForTurn({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: answer }, _meta: { "reasonix.io": { kind: "command" } } });
+      } else {
+        const model = this.deps.createModel(this.record.model, this.env, this.record.effort);
+        stopReason = await runTurn(
+          {
+            emit: (u) => this.emitForTurn(u),
+            appendHistory: (m) => this.appendHistory(m),
+            history: () => this.historyMessages,
+            toolSpecs: () => this.tools.toolSpecs(),
+            runTool: (call, signal) => this.tools.run(call, signal),
+            onUsage: (u) => this.onUsage(u),
+            shouldStop: () => this.record.goal?.status === "blocked",
+          },
+          model,
+          turn.controller.signal,
+          { maxSteps: this.deps.maxSteps() },
+        );
+      }
     } catch (err) {
       failure = err;
     } finally {
@@ -231,12 +301,57 @@ export class Session {
     return stopReason;
   }
 
+  /** Reloads the slash commands; when the set changed, every attached window hears of it. */
+  async refreshCommands(): Promise<void> {
+    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd));
+    const changed = this.commands !== undefined && !next.sameAs(this.commands);
+    this.commands = next;
+    if (changed) for (const port of this.attachments) this.sendCommands(port);
+  }
+
+  sendCommands(port: ClientPort): void {
+    if (!port.closed && this.commands) port.sendUpdate(this.id, { sessionUpdate: "available_commands_update", availableCommands: this.commands.available() });
+  }
+
+  private commandHost(): CommandHost {
+    return {
+      record: this.record,
+      queuedPrompts: this.waiting,
+      pendingPermissions: this.broker.pending.size,
+      mcpServers: [],
+      models: () => listModels(this.deps.config()).map((m) => m.ref),
+      setModel: async (ref) => {
+        await setModel(this, ref, undefined);
+        return this.record.model;
+      },
+      listSessions: () => this.deps.listSessions(this.record.cwd),
+      commands: () => this.commands?.available() ?? [],
+    };
+  }
+
+  /** A note for the model that rides along with the next user message (mode changes). */
+  addNote(note: string): void {
+    this.record.notes = [...(this.record.notes ?? []), note];
+  }
+
+  config(): DaemonConfig {
+    return this.deps.config();
+  }
+
   /** Updates of a turn that has answered are dropped: nothing of a turn follows its stop reason. */
   private emitForTurn(update: SessionUpdate): void {
     if (this.active?.open) this.emit(update);
   }
 
-  private onUsage(_usage: Usage): void {}
+  private onUsage(u: Usage): void {
+    const t = (this.record.usage ??= { rounds: 0, promptTokens: 0, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0, reasoningTokens: 0 });
+    t.rounds++;
+    t.promptTokens += u.promptTokens;
+    t.completionTokens += u.completionTokens;
+    t.cacheHitTokens += u.cacheHitTokens;
+    t.cacheMissTokens += u.cacheMissTokens;
+    t.reasoningTokens += u.reasoningTokens;
+  }
 
   private touch(): void {
     this.record.updatedAt = new Date().toISOString();

@@ -37,6 +37,28 @@ export interface SessionRecord {
   status: SessionStatus;
   lastSeq: number;
   historyLength: number;
+  /** Goal mode: the goal the agent keeps working on, once a prompt set it. */
+  goal?: GoalState;
+  /** Notes for the model (mode changes) that ride along with the next user message. */
+  notes?: string[];
+  usage?: UsageTotals;
+}
+
+export interface GoalState {
+  text: string;
+  status: "active" | "complete" | "blocked";
+  turns: number;
+  startedAt: string;
+  summary?: string;
+}
+
+export interface UsageTotals {
+  rounds: number;
+  promptTokens: number;
+  completionTokens: number;
+  cacheHitTokens: number;
+  cacheMissTokens: number;
+  reasoningTokens: number;
 }
 
 export type LedgerBody =

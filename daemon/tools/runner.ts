@@ -18,6 +18,8 @@ export interface RunnerHost {
   emit(update: SessionUpdate): void;
   tools: ReadonlyMap<string, Tool>;
   preset(): Preset;
+  /** Plan mode blocks every edit and command, whatever the preset, until the plan is approved. */
+  mode(): string;
   memory: ApprovalMemory;
   roots: readonly string[];
   cwd: string;
@@ -52,6 +54,9 @@ function describeAccess(access: Access): string {
 }
 
 async function decide(host: RunnerHost, name: string, call: PreparedCall, toolCallId: string, rawInput: unknown, signal: AbortSignal): Promise<string | undefined> {
+  if (host.mode() === "plan" && (call.access.type === "write" || call.access.type === "execute")) {
+    return `Plan mode: you may not ${describeAccess(call.access)} yet. Finish the plan (todo_write), then call exit_plan_mode; once the user approves, edits and commands are allowed.`;
+  }
   if (!needsApproval(host.preset(), call.access, host.roots)) return undefined;
   const remembered = host.memory.lookup(name, call.access);
   if (remembered === "allow") return undefined;

@@ -67,6 +67,16 @@ export interface ToolContext {
   setPlan(entries: PlanEntry[]): void;
   /** Asks the user a question with fixed answers; undefined when dismissed or cancelled. */
   askUser(question: string, choices: string[]): Promise<string | undefined>;
+  /** The session's collaboration mode and the tools that change it. */
+  controls: ToolControls;
+}
+
+export interface ToolControls {
+  mode(): string;
+  /** Plan mode: asks the user to approve `plan`; approval returns the session to normal mode. */
+  approvePlan(plan: string, steps: string[] | undefined, toolCallId: string, signal: AbortSignal): Promise<"approved" | "rejected" | "not_in_plan">;
+  /** Goal mode: the model's progress report. */
+  reportGoal(status: "continue" | "complete" | "blocked", summary: string): string;
 }
 
 export interface ToolDefinition<A = unknown> {

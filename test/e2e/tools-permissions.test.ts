@@ -128,7 +128,7 @@ test("the tool list is fixed and ordered for the session; every request carries 
   await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "read-only" });
   await agent.prompt(sessionId, "two");
   const names = model.requests[0]!.body.tools.map((tool: { function: { name: string } }) => tool.function.name);
-  assert.deepEqual(names, ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "run_command", "todo_write", "ask_user"]);
+  assert.deepEqual(names, ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "run_command", "todo_write", "ask_user", "exit_plan_mode", "update_goal"]);
   for (const r of model.requests) assert.deepEqual(r.body.tools, model.requests[0]!.body.tools);
 });
 

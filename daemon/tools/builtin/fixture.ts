@@ -48,6 +48,11 @@ export function fixture(): Fixture {
         f.questions.push({ question, choices });
         return f.answer;
       },
+      controls: {
+        mode: () => "normal",
+        approvePlan: async () => "not_in_plan",
+        reportGoal: () => "No goal is active; there is nothing to report.",
+      },
     },
   };
   return f;

@@ -9,6 +9,7 @@ import { todoWriteTool } from "./todo-write.js";
 test("the built-in tools come in a fixed order", () => {
   assert.deepEqual(builtinTools().map((t) => t.name), [
     "read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "run_command", "todo_write", "ask_user",
+    "exit_plan_mode", "update_goal",
   ]);
   assert.equal(JSON.stringify(builtinTools().map((t) => t.parameters)), JSON.stringify(builtinTools().map((t) => t.parameters)));
 });
@@ -24,6 +25,8 @@ const samples: Record<string, [unknown, boolean][]> = {
   run_command: [[{ command: "ls", cwd: "x", timeoutSeconds: 5 }, true], [{ command: "ls", timeoutSeconds: 0 }, false], [{ command: "ls", timeoutSeconds: 601 }, false]],
   todo_write: [[{ todos: [] }, true], [{ todos: [{ content: "a", status: "pending", priority: "high" }] }, true], [{ todos: [{ content: "a", status: "done" }] }, false]],
   ask_user: [[{ question: "q", choices: ["a"] }, true], [{ question: "q", choices: [] }, false], [{ question: "q", choices: Array(11).fill("x") }, false]],
+  exit_plan_mode: [[{ plan: "do x" }, true], [{ plan: "do x", steps: ["a", "b"] }, true], [{}, false], [{ plan: "x", steps: "a" }, false]],
+  update_goal: [[{ status: "complete", summary: "done" }, true], [{ status: "finished", summary: "x" }, false], [{ status: "continue" }, false]],
 };
 
 test("each tool's JSON Schema agrees with its zod parser", () => {

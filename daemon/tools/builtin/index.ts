@@ -8,8 +8,22 @@ import { readFileTool } from "./read-file.js";
 import { runCommandTool } from "./run-command.js";
 import { todoWriteTool } from "./todo-write.js";
 import { writeFileTool } from "./write-file.js";
+import { exitPlanModeTool } from "./exit-plan-mode.js";
+import { updateGoalTool } from "./update-goal.js";
 
 /** The order is part of every request's cached prefix: never reorder, only append. */
 export function builtinTools(): Tool[] {
-  return [readFileTool, listDirectoryTool, globTool, grepTool, writeFileTool, editFileTool, runCommandTool, todoWriteTool, askUserTool];
+  return [
+    readFileTool,
+    listDirectoryTool,
+    globTool,
+    grepTool,
+    writeFileTool,
+    editFileTool,
+    runCommandTool,
+    todoWriteTool,
+    askUserTool,
+    exitPlanModeTool,
+    updateGoalTool,
+  ];
 }

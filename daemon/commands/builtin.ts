@@ -1,0 +1,94 @@
+/**
+ * Built-in slash commands. They answer locally, as an agent message, and never call the model.
+ */
+import type { AvailableCommand } from "@agentclientprotocol/sdk";
+/** What the commands read of a session (structurally its record; commands sit below sessions). */
+export interface CommandSessionView {
+  id: string;
+  model: string;
+  effort: string;
+  mode: string;
+  toolApproval: string;
+  cwd: string;
+  additionalDirectories: string[];
+  goal?: { text: string; status: string; turns: number };
+  usage?: { rounds: number; promptTokens: number; completionTokens: number; cacheHitTokens: number; cacheMissTokens: number; reasoningTokens: number };
+}
+
+export interface CommandHost {
+  record: CommandSessionView;
+  queuedPrompts: number;
+  pendingPermissions: number;
+  mcpServers: string[];
+  models(): string[];
+  /** Switches the session's model as the `model` config option does; returns the new reference. */
+  setModel(ref: string): Promise<string>;
+  listSessions(): Promise<Array<{ sessionId: string; title?: string; updatedAt: string }>>;
+  commands(): AvailableCommand[];
+}
+
+export interface BuiltinCommand {
+  name: string;
+  description: string;
+  hint?: string;
+  run(args: string, host: CommandHost): Promise<string>;
+}
+
+const n = (v: number | undefined): string => (v ?? 0).toLocaleString("en-US");
+
+export const BUILTIN_COMMANDS: BuiltinCommand[] = [
+  {
+    name: "help",
+    description: "List the slash commands of this session",
+    async run(_args, host) {
+      const lines = host.commands().map((c) => `- \`/${c.name}${c.input ? ` ${c.input.hint}` : ""}\` — ${c.description}`);
+      return ["**Commands**", ...lines, "", "Anything else starting with `/` goes to the model as typed."].join("\n");
+    },
+  },
+  {
+    name: "status",
+    description: "Show the model, mode, permissions, usage so far, MCP servers and queued work",
+    async run(_args, host) {
+      const r = host.record;
+      const u = r.usage;
+      return [
+        "**Session status**",
+        `- Model: ${r.model}${r.effort !== "auto" ? ` (effort ${r.effort})` : ""}`,
+        `- Mode: ${r.mode}${r.goal ? ` — goal: ${r.goal.text} (${r.goal.status}, ${r.goal.turns} turns)` : ""}`,
+        `- Permissions: ${r.toolApproval}`,
+        `- Usage so far: ${n(u?.rounds)} model rounds, ${n(u?.promptTokens)} prompt tokens (${n(u?.cacheHitTokens)} cache hits, ${n(u?.cacheMissTokens)} misses), ${n(u?.completionTokens)} completion tokens (${n(u?.reasoningTokens)} reasoning)`,
+        `- MCP servers: ${host.mcpServers.length ? host.mcpServers.join(", ") : "none"}`,
+        `- Inbox: ${host.queuedPrompts} queued prompt${host.queuedPrompts === 1 ? "" : "s"}, ${host.pendingPermissions} pending permission question${host.pendingPermissions === 1 ? "" : "s"}`,
+        `- Workspace: ${[r.cwd, ...r.additionalDirectories].join(", ")}`,
+      ].join("\n");
+    },
+  },
+  {
+    name: "model",
+    description: "Show the models, or switch this session to another",
+    hint: "[provider/model]",
+    async run(args, host) {
+      if (args) {
+        const ref = await host.setModel(args);
+        return `Model switched to **${ref}**; it answers from the next turn on.`;
+      }
+      return ["**Models**", ...host.models().map((m) => `- ${m === host.record.model ? `**${m}** (current)` : m}`)].join("\n");
+    },
+  },
+  {
+    name: "mcp",
+    description: "List the MCP servers of this session",
+    async run(_args, host) {
+      return host.mcpServers.length ? ["**MCP servers**", ...host.mcpServers.map((s) => `- ${s}`)].join("\n") : "No MCP servers are connected to this session.";
+    },
+  },
+  {
+    name: "sessions",
+    description: "List the sessions of this workspace",
+    async run(_args, host) {
+      const list = await host.listSessions();
+      if (list.length === 0) return "No sessions in this workspace.";
+      return ["**Sessions**", ...list.map((s) => `- ${s.title ?? "(untitled)"} — ${s.updatedAt} — \`${s.sessionId}\`${s.sessionId === host.record.id ? " (this one)" : ""}`)].join("\n");
+    },
+  },
+];

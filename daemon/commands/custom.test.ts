@@ -1,0 +1,39 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expandTemplate, loadCustomCommands, parseFrontMatter, parseSlash, splitArgs } from "./custom.js";
+
+test("commands come from nested markdown files; the project folder overrides the user folder", async () => {
+  const base = mkdtempSync(join(tmpdir(), "rx-cmd-"));
+  const user = join(base, "user");
+  const project = join(base, "project");
+  mkdirSync(join(user, "git"), { recursive: true });
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(user, "git", "commit.md"), '---\ndescription: "Commit staged work"\nargument-hint: <message>\n---\nCommit with message: $ARGUMENTS\n');
+  writeFileSync(join(user, "review.md"), "Review the code\n");
+  writeFileSync(join(project, "review.md"), "---\ndescription: Project review\n---\nReview $1 carefully\n");
+  writeFileSync(join(project, "bad name.md"), "ignored\n");
+  writeFileSync(join(project, "notes.txt"), "ignored\n");
+  const cmds = await loadCustomCommands([user, project, join(base, "missing")]);
+  assert.deepEqual(cmds.map((c) => [c.name, c.description, c.hint]), [
+    ["git:commit", "Commit staged work", "<message>"],
+    ["review", "Project review", undefined],
+  ]);
+});
+
+test("templates expand $ARGUMENTS, positional arguments and $$", () => {
+  assert.equal(expandTemplate("Fix $1 in $2 ($ARGUMENTS) for $$5", 'bug "src/a b.ts"'), 'Fix bug in src/a b.ts (bug "src/a b.ts") for $5');
+  assert.equal(expandTemplate("Just do it", "extra words"), "Just do it\n\nextra words");
+  assert.equal(expandTemplate("Missing $3", "a"), "Missing ");
+  assert.deepEqual(splitArgs(`one 'two three' "four \\"five\\""`), ["one", "two three", 'four "five"']);
+});
+
+test("slash parsing and front-matter edge cases", () => {
+  assert.deepEqual(parseSlash("/git:commit  fix the bug\nmore"), { name: "git:commit", args: "fix the bug\nmore" });
+  assert.deepEqual(parseSlash("/help"), { name: "help", args: "" });
+  assert.equal(parseSlash("not a command"), undefined);
+  assert.equal(parseSlash("/ spaced"), undefined);
+  assert.deepEqual(parseFrontMatter("no front matter"), { meta: {}, body: "no front matter" });
+});

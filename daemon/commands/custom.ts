@@ -1,0 +1,96 @@
+/**
+ * Custom slash commands: markdown files in `<config>/commands/` and `<cwd>/.reasonix/commands/`.
+ * The name comes from the path (`git/commit.md` → `git:commit`); front-matter gives `description`
+ * and `argument-hint`; the body is a template (`$ARGUMENTS`, `$1`…`$9`, `$$` for a dollar sign).
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+
+export interface CustomCommand {
+  name: string;
+  description: string;
+  hint: string | undefined;
+  body: string;
+  source: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+
+async function markdownFiles(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(".md"))
+    .map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name));
+}
+
+/** A small front-matter reader: `key: value` lines between `---` fences, values optionally quoted. */
+export function parseFrontMatter(text: string): { meta: Record<string, string>; body: string } {
+  const m = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(text);
+  if (!m) return { meta: {}, body: text };
+  const meta: Record<string, string> = {};
+  for (const line of m[1]!.split(/\r?\n/)) {
+    const kv = /^([A-Za-z][\w-]*)\s*:\s*(.*)$/.exec(line);
+    if (!kv) continue;
+    let value = kv[2]!.trim();
+    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
+    meta[kv[1]!.toLowerCase()] = value;
+  }
+  return { meta, body: text.slice(m[0].length) };
+}
+
+/** Later folders win over earlier ones, so a project command overrides a user command of the same name. */
+export async function loadCustomCommands(dirs: string[]): Promise<CustomCommand[]> {
+  const byName = new Map<string, CustomCommand>();
+  for (const dir of dirs) {
+    for (const file of (await markdownFiles(dir)).sort()) {
+      const name = relative(dir, file).slice(0, -".md".length).split(sep).join(":");
+      if (!NAME.test(name)) continue;
+      let text: string;
+      try {
+        text = await readFile(file, "utf8");
+      } catch {
+        continue;
+      }
+      const { meta, body } = parseFrontMatter(text);
+      byName.set(name, {
+        name,
+        description: meta.description || `Run the ${name} command`,
+        hint: meta["argument-hint"] || undefined,
+        body: body.trim(),
+        source: file,
+      });
+    }
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Splits arguments like a shell would for positional use: quotes group, backslash escapes. */
+export function splitArgs(args: string): string[] {
+  const out: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(args))) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? m[3]!));
+  return out;
+}
+
+export function expandTemplate(body: string, args: string): string {
+  const positional = splitArgs(args);
+  const expanded = body.replace(/\$(\$|ARGUMENTS|[1-9])/g, (_, key: string) => {
+    if (key === "$") return "$";
+    if (key === "ARGUMENTS") return args;
+    return positional[Number(key) - 1] ?? "";
+  });
+  // A template that never mentions its arguments still passes them on.
+  return /\$(ARGUMENTS|[1-9])/.test(body) || args.trim() === "" ? expanded : `${expanded}\n\n${args}`;
+}
+
+/** `/name rest` → {name, args}; anything else is not a command. */
+export function parseSlash(text: string): { name: string; args: string } | undefined {
+  const m = /^\/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  return m ? { name: m[1]!, args: (m[2] ?? "").trim() } : undefined;
+}

@@ -1,0 +1,49 @@
+/**
+ * The slash commands of one session: built-ins first, then custom commands from the user's and the
+ * project's folders. A prompt that starts with a known command runs it; an unknown `/x` is left for
+ * the model as typed.
+ */
+import { join } from "node:path";
+import type { AvailableCommand } from "@agentclientprotocol/sdk";
+import { BUILTIN_COMMANDS, type BuiltinCommand } from "./builtin.js";
+import { expandTemplate, loadCustomCommands, parseSlash, type CustomCommand } from "./custom.js";
+
+export type Resolved =
+  | { kind: "local"; command: BuiltinCommand; args: string }
+  | { kind: "template"; name: string; text: string }
+  | { kind: "none" };
+
+export function commandDirs(configDir: string, cwd: string): string[] {
+  return [join(configDir, "commands"), join(cwd, ".reasonix", "commands")];
+}
+
+export class CommandSet {
+  private constructor(private readonly custom: CustomCommand[]) {}
+
+  static async load(dirs: string[]): Promise<CommandSet> {
+    const custom = (await loadCustomCommands(dirs)).filter((c) => !BUILTIN_COMMANDS.some((b) => b.name === c.name));
+    return new CommandSet(custom);
+  }
+
+  available(): AvailableCommand[] {
+    return [
+      ...BUILTIN_COMMANDS.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
+      ...this.custom.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
+    ];
+  }
+
+  /** Same list, same order: hosts rebuild their menu only when this changes. */
+  sameAs(other: CommandSet | undefined): boolean {
+    return other !== undefined && JSON.stringify(other.available()) === JSON.stringify(this.available()) && JSON.stringify(other.custom.map((c) => c.body)) === JSON.stringify(this.custom.map((c) => c.body));
+  }
+
+  resolve(text: string): Resolved {
+    const slash = parseSlash(text);
+    if (!slash) return { kind: "none" };
+    const builtin = BUILTIN_COMMANDS.find((c) => c.name === slash.name);
+    if (builtin) return { kind: "local", command: builtin, args: slash.args };
+    const custom = this.custom.find((c) => c.name === slash.name);
+    if (custom) return { kind: "template", name: custom.name, text: expandTemplate(custom.body, slash.args) };
+    return { kind: "none" };
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Changing a session's controls. Every change is recorded and sent to the other windows
+ * (`config_option_update`, `current_mode_update`), persists with the session, and reaches the model
+ * as an appended note, never by rewriting what it has already seen.
+ */
+import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import { RpcError } from "../../shared/jsonrpc.js";
+import { resolveModelRef } from "../provider/registry.js";
+import { AUTO, effortLevels } from "../provider/effort.js";
+import { isPreset } from "../tools/permissions.js";
+import { configOptions, isMode, providerOf } from "./controls.js";
+import type { Session } from "./session.js";
+import type { ClientPort } from "./types.js";
+
+const PLAN_NOTE =
+  "[Reasonix] Plan mode is on. Investigate with read-only tools, then propose a plan: record the steps " +
+  "with todo_write and call exit_plan_mode with the plan. File edits and commands are blocked until the user approves.";
+const PLAN_OFF_NOTE = "[Reasonix] Plan mode is off: you may edit files and run commands again, within the permission preset.";
+
+function announce(session: Session, exclude: ClientPort | undefined): void {
+  session.emit({ sessionUpdate: "config_option_update", configOptions: configOptions(session.record, session.config()) }, exclude);
+}
+
+export async function setMode(session: Session, modeId: string, origin: ClientPort | undefined): Promise<void> {
+  if (!isMode(modeId)) throw RpcError.invalidParams(`modeId: unknown mode "${modeId}"`);
+  const record = session.record;
+  if (record.mode === modeId) return;
+  const previous = record.mode;
+  record.mode = modeId;
+  // A goal belongs to goal mode; entering it again starts from the next prompt.
+  record.goal = undefined;
+  if (modeId === "plan") session.addNote(PLAN_NOTE);
+  else if (previous === "plan") session.addNote(PLAN_OFF_NOTE);
+  session.emit({ sessionUpdate: "current_mode_update", currentModeId: modeId });
+  announce(session, origin);
+  await session.commit();
+}
+
+export async function setModel(session: Session, value: string, origin: ClientPort | undefined): Promise<void> {
+  const choice = resolveModelRef(session.config(), value);
+  if (!choice) throw RpcError.invalidParams(`value: unknown model "${value}"`);
+  if (choice.ref === session.record.model) return;
+  session.record.model = choice.ref;
+  if (!effortLevels(choice.provider.name).includes(session.record.effort)) session.record.effort = AUTO;
+  announce(session, origin);
+  await session.commit();
+}
+
+export async function setEffort(session: Session, value: string, origin: ClientPort | undefined): Promise<void> {
+  const levels = effortLevels(providerOf(session.config(), session.record.model));
+  if (!levels.includes(value)) throw RpcError.invalidParams(`value: unknown effort "${value}"; this model takes ${levels.join(", ")}`);
+  if (value === session.record.effort) return;
+  session.record.effort = value;
+  announce(session, origin);
+  await session.commit();
+}
+
+export async function setToolApproval(session: Session, value: string, origin: ClientPort | undefined): Promise<void> {
+  if (!isPreset(value)) throw RpcError.invalidParams(`value: unknown permission preset "${value}"`);
+  if (value === session.record.toolApproval) return;
+  // Applies at once, even mid-turn: the gate reads the record on every call.
+  session.record.toolApproval = value;
+  announce(session, origin);
+  await session.commit();
+}
+
+/** exit_plan_mode: the user approves the plan (back to normal mode) or keeps planning. */
+export async function approvePlan(
+  session: Session,
+  plan: string,
+  steps: string[] | undefined,
+  toolCallId: string,
+  signal: AbortSignal,
+): Promise<"approved" | "rejected" | "not_in_plan"> {
+  if (session.record.mode !== "plan") return "not_in_plan";
+  if (steps && steps.length > 0) {
+    session.emit({ sessionUpdate: "plan", entries: steps.map((content) => ({ content, priority: "medium", status: "pending" })) });
+  }
+  const toolCall: ToolCallUpdate = {
+    toolCallId,
+    title: "Ready to implement this plan?",
+    kind: "switch_mode",
+    status: "pending",
+    content: [{ type: "content", content: { type: "text", text: plan } }],
+  };
+  const options: PermissionOption[] = [
+    { optionId: "approve", name: "Yes, implement it", kind: "allow_once" },
+    { optionId: "keep_planning", name: "No, keep planning", kind: "reject_once" },
+  ];
+  const outcome = await session.broker.ask(toolCall, options, signal);
+  const approved = outcome.outcome === "selected" && outcome.optionId === "approve";
+  await session.recordDecision(toolCallId, approved ? "approve" : "keep_planning");
+  if (!approved) return "rejected";
+  session.record.mode = "normal";
+  session.emit({ sessionUpdate: "current_mode_update", currentModeId: "normal" });
+  announce(session, undefined);
+  await session.commit();
+  return "approved";
+}
+
+/** update_goal: the model's progress report; complete and blocked end goal mode after the turn. */
+export function reportGoal(session: Session, status: "continue" | "complete" | "blocked", summary: string): string {
+  const goal = session.record.goal;
+  if (session.record.mode !== "goal" || !goal) return "No goal is active; there is nothing to report.";
+  goal.summary = summary;
+  if (status === "complete") goal.status = "complete";
+  else if (status === "blocked") goal.status = "blocked";
+  return status === "continue" ? "Noted; keep working toward the goal." : `Goal marked ${status}.`;
+}
