@@ -7,5 +7,13 @@ export function toClientCaps(caps: ClientCapabilities | null | undefined): Clien
     readTextFile: caps?.fs?.readTextFile === true,
     writeTextFile: caps?.fs?.writeTextFile === true,
     terminal: caps?.terminal === true,
+    extensionSurface: optedIn(caps?._meta, "extensionSurface"),
   };
+}
+
+/** Vendor opt-ins live in `clientCapabilities._meta["reasonix.io"]`; anything malformed leaves them off. */
+function optedIn(meta: unknown, feature: string): boolean {
+  const vendor = (meta as Record<string, unknown> | null | undefined)?.["reasonix.io"];
+  const entry = (vendor as Record<string, unknown> | null | undefined)?.[feature];
+  return (entry as { supported?: unknown } | null | undefined)?.supported === true;
 }

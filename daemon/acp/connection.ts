@@ -19,7 +19,7 @@ export interface ConnectionInfo {
 
 export class AcpConnection implements ClientPort {
   readonly connectionId = randomUUID();
-  capabilities: ClientCaps = { readTextFile: false, writeTextFile: false, terminal: false };
+  capabilities: ClientCaps = { readTextFile: false, writeTextFile: false, terminal: false, extensionSurface: false };
   clientCapabilities: ClientCapabilities | undefined;
   lastActive = Date.now();
   readonly log: Logger;
@@ -49,6 +49,10 @@ export class AcpConnection implements ClientPort {
 
   sendUpdate(sessionId: string, update: SessionUpdate): void {
     this.peer.notify("session/update", { sessionId, update });
+  }
+
+  notify(method: string, params: unknown): void {
+    this.peer.notify(method, params);
   }
 
   request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown> {

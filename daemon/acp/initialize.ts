@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { AuthenticateRequest, InitializeRequest } from "../../shared/acp-schemas.js";
 import type { AcpConnection } from "./connection.js";
 import { toClientCaps } from "./client-caps.js";
+import { reasonixCapabilities } from "./reasonix-ext.js";
 
 /** The only protocol major this agent speaks; any request gets it back (ACP version negotiation). */
 export const PROTOCOL_VERSION = 1;
@@ -21,6 +22,7 @@ export function initialize(params: z.output<typeof InitializeRequest>, conn: Acp
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
       mcpCapabilities: { http: false, sse: false },
       sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {} },
+      _meta: reasonixCapabilities(),
     },
     // A terminal method may only be offered to clients that can run one (schema: AuthMethodTerminal).
     authMethods: terminalAuth

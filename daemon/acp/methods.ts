@@ -10,6 +10,7 @@ import { authenticate, initialize } from "./initialize.js";
 import { closeSession, deleteSession, listSessions, loadSession, newSession, resumeSession } from "./session-lifecycle.js";
 import { cancel, prompt } from "./session-prompt.js";
 import { setConfigOption, setMode, setModel, SetModelRequest } from "./session-config.js";
+import * as ext from "./reasonix-ext.js";
 
 export interface RequestSpec<S extends z.ZodType = z.ZodType> {
   params: S;
@@ -40,6 +41,19 @@ export const requestMethods: Record<string, RequestSpec> = {
   "session/set_config_option": request(schema.SetConfigOptionRequest, setConfigOption),
   // Legacy: older clients switch models with this; it shares the model option's path.
   "session/set_model": request(SetModelRequest, setModel),
+  // Reasonix extensions, advertised under agentCapabilities._meta["reasonix.io"].
+  [ext.STEER_METHOD]: request(ext.SteerRequest, ext.steer),
+  [ext.INBOX_METHODS.enqueue]: request(ext.EnqueueRequest, ext.inboxEnqueue),
+  [ext.INBOX_METHODS.list]: request(ext.SessionOnly, ext.inboxList),
+  [ext.INBOX_METHODS.get]: request(ext.ItemRequest, ext.inboxGet),
+  [ext.INBOX_METHODS.update]: request(ext.UpdateRequest, ext.inboxUpdate),
+  [ext.INBOX_METHODS.delete]: request(ext.ItemRequest, ext.inboxDelete),
+  [ext.INBOX_METHODS.move]: request(ext.MoveRequest, ext.inboxMove),
+  [ext.INBOX_METHODS.setPaused]: request(ext.PausedRequest, ext.inboxSetPaused),
+  [ext.INBOX_METHODS.retry]: request(ext.ItemRequest, ext.inboxRetry),
+  [ext.INBOX_METHODS.refresh]: request(ext.ItemRequest, ext.inboxRefresh),
+  [ext.RELOAD_METHOD]: request(ext.SessionOnly, ext.reloadExtensions),
+  [ext.STATUS_METHOD]: request(ext.SessionOnly, ext.sessionStatus),
 };
 
 export const notificationMethods: Record<string, NotificationSpec> = {

@@ -22,6 +22,10 @@ export interface TurnHost {
   onUsage?(usage: Usage): void;
   /** Checked after each round's tools: true ends the turn there (a goal reported blocked). */
   shouldStop?(): boolean;
+  /** Appends steers the user sent during the turn; returns how many joined the conversation. */
+  admitSteers?(): Promise<number>;
+  /** A per-turn budget that is used up: its warning. The turn then pauses with end_turn. */
+  budgetExceeded?(): string | undefined;
 }
 
 export interface TurnOptions {
@@ -69,7 +73,16 @@ export async function runTurn(
     }
     host.appendHistory(assistant);
 
+    const overBudget = host.budgetExceeded?.();
+    if (overBudget) {
+      for (const call of round.toolCalls) host.appendHistory({ role: "tool", tool_call_id: call.id, content: "Not run: the turn's budget was used up." });
+      host.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n${overBudget}` } });
+      return "end_turn";
+    }
+
     if (round.toolCalls.length === 0) {
+      // A steer that arrived during the final round still belongs to this turn: one more round.
+      if (round.finishReason !== "length" && !isAbort(signal) && ((await host.admitSteers?.()) ?? 0) > 0) continue;
       return round.finishReason === "length" ? "max_tokens" : "end_turn";
     }
     for (const call of round.toolCalls) {
@@ -88,6 +101,7 @@ export async function runTurn(
     }
     if (isAbort(signal)) return "cancelled";
     if (host.shouldStop?.()) return "end_turn";
+    await host.admitSteers?.();
   }
   host.emit({
     sessionUpdate: "agent_message_chunk",

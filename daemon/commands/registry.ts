@@ -7,10 +7,13 @@ import { join } from "node:path";
 import type { AvailableCommand } from "@agentclientprotocol/sdk";
 import { BUILTIN_COMMANDS, type BuiltinCommand } from "./builtin.js";
 import { expandTemplate, loadCustomCommands, parseSlash, type CustomCommand } from "./custom.js";
+import { pluginCommands } from "../plugins/actions.js";
+import type { Plugin } from "../plugins/manifest.js";
 
 export type Resolved =
   | { kind: "local"; command: BuiltinCommand; args: string }
   | { kind: "template"; name: string; text: string }
+  | { kind: "plugin"; name: string; args: string }
   | { kind: "none" };
 
 export function commandDirs(configDir: string, cwd: string): string[] {
@@ -18,17 +21,23 @@ export function commandDirs(configDir: string, cwd: string): string[] {
 }
 
 export class CommandSet {
-  private constructor(private readonly custom: CustomCommand[]) {}
+  private constructor(
+    private readonly custom: CustomCommand[],
+    private readonly plugins: readonly Plugin[],
+  ) {}
 
-  static async load(dirs: string[]): Promise<CommandSet> {
+  static async load(dirs: string[], plugins: readonly Plugin[]): Promise<CommandSet> {
     const custom = (await loadCustomCommands(dirs)).filter((c) => !BUILTIN_COMMANDS.some((b) => b.name === c.name));
-    return new CommandSet(custom);
+    return new CommandSet(custom, plugins);
   }
 
   available(): AvailableCommand[] {
     return [
       ...BUILTIN_COMMANDS.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
       ...this.custom.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
+      ...pluginCommands(this.plugins)
+        .filter((p) => !this.custom.some((c) => c.name === p.name))
+        .map((p) => ({ name: p.name, description: p.description, ...(p.hint ? { input: { hint: p.hint } } : {}) })),
     ];
   }
 
@@ -44,6 +53,10 @@ export class CommandSet {
     if (builtin) return { kind: "local", command: builtin, args: slash.args };
     const custom = this.custom.find((c) => c.name === slash.name);
     if (custom) return { kind: "template", name: custom.name, text: expandTemplate(custom.body, slash.args) };
+    const [pluginName, actionName] = slash.name.split(":");
+    const action = this.plugins.find((p) => p.name === pluginName)?.actions.find((a) => a.name === actionName);
+    if (action?.prompt !== undefined) return { kind: "template", name: slash.name, text: expandTemplate(action.prompt, slash.args) };
+    if (action) return { kind: "plugin", name: slash.name, args: slash.args };
     return { kind: "none" };
   }
 }

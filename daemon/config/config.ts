@@ -11,6 +11,7 @@ export const ProviderConfig = z
     baseUrl: z.string().url(),
     apiKeyEnv: z.string().min(1),
     models: z.array(z.string().min(1)).min(1),
+    contextWindow: z.number().int().positive().optional(),
   })
   .strict();
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
@@ -37,6 +38,7 @@ export const ConfigFile = z
       .strict()
       .optional(),
     listen: z.string().optional(),
+    displayCurrency: z.enum(["auto", "CNY", "USD"]).optional(),
     goal: z.object({ maxTurns: z.number().int().positive(), maxSeconds: z.number().positive() }).partial().strict().optional(),
     prices: z.record(z.string(), Price).optional(),
   })
@@ -53,6 +55,7 @@ export interface DaemonConfig {
   listen: string | undefined;
   prices: ConfigFile["prices"];
   goal: { maxTurns: number; maxSeconds: number };
+  displayCurrency: "auto" | "CNY" | "USD" | undefined;
 }
 
 export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
@@ -92,6 +95,19 @@ export function readConfigFile(path: string): ConfigFile {
   return parseConfigText(text, path);
 }
 
+/** REASONIX_BUDGET_TOKENS / _SECONDS / _COST override the file's per-turn budgets one by one. */
+function envBudgets(env: NodeJS.ProcessEnv, file: ConfigFile["budgets"]): ConfigFile["budgets"] {
+  const num = (v: string | undefined): number | undefined => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : undefined);
+  const merged = { ...file };
+  const tokens = num(env.REASONIX_BUDGET_TOKENS);
+  const seconds = num(env.REASONIX_BUDGET_SECONDS);
+  const cost = num(env.REASONIX_BUDGET_COST);
+  if (tokens !== undefined) merged.tokens = tokens;
+  if (seconds !== undefined) merged.seconds = seconds;
+  if (cost !== undefined) merged.cost = cost;
+  return Object.keys(merged).length > 0 ? merged : undefined;
+}
+
 export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonConfig {
   const builtIn: ProviderConfig = {
     name: "deepseek",
@@ -108,9 +124,10 @@ export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonC
     maxSteps: num(env.REASONIX_MAX_STEPS) ?? file.maxSteps ?? 50,
     permissionTimeoutSeconds: num(env.REASONIX_PERMISSION_TIMEOUT_SECONDS) ?? file.permissionTimeoutSeconds ?? 1800,
     idleShutdownSeconds: num(env.REASONIX_IDLE_SHUTDOWN_SECONDS) ?? file.idleShutdownSeconds ?? 900,
-    budgets: file.budgets,
+    budgets: envBudgets(env, file.budgets),
     listen: env.REASONIX_LISTEN || file.listen,
     prices: file.prices,
+    displayCurrency: (["auto", "CNY", "USD"] as const).find((c) => c === env.REASONIX_DISPLAY_CURRENCY) ?? file.displayCurrency,
     goal: {
       maxTurns: num(env.REASONIX_GOAL_MAX_TURNS) ?? file.goal?.maxTurns ?? 20,
       maxSeconds: num(env.REASONIX_GOAL_MAX_SECONDS) ?? file.goal?.maxSeconds ?? 3600,

@@ -4,7 +4,7 @@
  */
 import type { ClientCaps, ClientPort } from "./types.js";
 
-export type Capability = keyof ClientCaps | "any";
+export type Capability = Exclude<keyof ClientCaps, "extensionSurface"> | "any";
 
 export class EditorRouter {
   private readonly attachWaiters = new Set<() => void>();

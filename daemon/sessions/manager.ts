@@ -7,6 +7,7 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log.js";
 import { keys, type Store } from "../store/store.js";
 import { Session, type SessionDeps } from "./session.js";
+import { Inbox, inboxKeys } from "../inbox/inbox.js";
 import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
 
 export interface NewSessionInput {
@@ -35,6 +36,11 @@ export class SessionManager {
 
   /** Turns persisted as running belonged to a daemon that died: mark them interrupted, visibly. */
   async recover(): Promise<void> {
+    // Inboxes first: whatever was admitted when the old daemon died becomes uncertain, never re-run.
+    for (const { key } of await this.store.range(inboxKeys.headPrefix)) {
+      const inbox = await Inbox.open(this.store, key.slice(inboxKeys.headPrefix.length));
+      await inbox.recover();
+    }
     const records = await this.store.range<SessionRecord>(keys.sessionPrefix);
     for (const { value: record } of records) {
       if (record.status !== "running") continue;
@@ -66,7 +72,7 @@ export class SessionManager {
       lastSeq: 0,
       historyLength: 0,
     };
-    const session = new Session(record, [], this.deps);
+    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id));
     session.env = input.env;
     this.live.set(record.id, session);
     await session.commit();
@@ -87,7 +93,7 @@ export class SessionManager {
       const [last] = await this.store.range<LedgerEntry>(keys.eventPrefix(id), { reverse: true, limit: 1 });
       if (last && last.value.seq > record.lastSeq) record.lastSeq = last.value.seq;
       record.historyLength = history.length;
-      const session = new Session(record, history, this.deps);
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id));
       this.live.set(id, session);
       return session;
     })();
@@ -154,6 +160,7 @@ export class SessionManager {
     await this.store.batch([{ type: "del", key: keys.session(id) }], true);
     await this.store.deletePrefix(keys.eventPrefix(id));
     await this.store.deletePrefix(keys.historyPrefix(id));
+    await (await Inbox.open(this.store, id)).destroy();
   }
 
   /** A window went away without closing: it stops receiving, the sessions go on. */

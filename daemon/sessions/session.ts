@@ -17,6 +17,13 @@ import { CommandSet, commandDirs } from "../commands/registry.js";
 import type { CommandHost } from "../commands/builtin.js";
 import { continuationText, GOAL_NOTE, nextGoalStep, type GoalBounds } from "./goal.js";
 import { approvePlan, reportGoal, setMode, setModel } from "./settings.js";
+import type { Inbox, InboxItem } from "../inbox/inbox.js";
+import { InboxDriver } from "./inbox-driver.js";
+import { join } from "node:path";
+import { loadPlugins, type Plugin } from "../plugins/manifest.js";
+import { runAction } from "../plugins/actions.js";
+import { SurfaceEmitter } from "./surfaces.js";
+import { SessionMeter, STATUS_UPDATE_METHOD } from "./meter.js";
 import { EditorRouter } from "./editor-router.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { SessionTools } from "./session-tools.js";
@@ -46,8 +53,8 @@ interface TurnInput {
   shown?: ContentBlock[];
   /** What the model reads as the user's message. */
   modelText?: string;
-  /** A built-in command: the answer, made without the model. */
-  local?: () => Promise<string>;
+  /** A built-in or plugin command: it answers by itself, without the model. */
+  local?: (signal: AbortSignal) => Promise<void>;
 }
 
 interface ActiveTurn {
@@ -55,6 +62,8 @@ interface ActiveTurn {
   controller: AbortController;
   origin: ClientPort | undefined;
   open: boolean;
+  /** Model turns take steers between rounds; local command turns do not. */
+  steerable: boolean;
 }
 
 export class Session {
@@ -70,12 +79,21 @@ export class Session {
   readonly broker: PermissionBroker;
   private readonly tools: SessionTools;
   private commands: CommandSet | undefined;
+  private plugins: Plugin[] | undefined;
+
+  readonly driver: InboxDriver;
+  readonly meter: SessionMeter;
+  private readonly surfaces: SurfaceEmitter;
+  private statusSequence = 0;
 
   constructor(
     readonly record: SessionRecord,
     private readonly historyMessages: ChatMessage[],
     private readonly deps: SessionDeps,
+    readonly inbox: Inbox,
   ) {
+    this.driver = new InboxDriver(this, inbox, deps.log.child({ sessionId: record.id }));
+    this.meter = new SessionMeter(record.costs);
     this.writer = new SessionWriter(deps.store, deps.log);
     this.log = deps.log.child({ sessionId: record.id });
     this.router = new EditorRouter(() => this.attachments, () => this.active?.origin);
@@ -92,6 +110,15 @@ export class Session {
         approvePlan: (plan, steps, toolCallId, signal) => approvePlan(this, plan, steps, toolCallId, signal),
         reportGoal: (status, summary) => reportGoal(this, status, summary),
       },
+    });
+    this.surfaces = new SurfaceEmitter({
+      sessionId: record.id,
+      attachments: () => this.attachments,
+      record: (update) => this.appendLedgerUpdate(update),
+      sendTo: (port, update) => port.sendUpdate(this.id, update),
+      router: this.router,
+      broker: this.broker,
+      live: () => this.active?.open === true,
     });
     if (historyMessages.length === 0) {
       this.appendHistory({ role: "system", content: systemPrompt(record.cwd, record.additionalDirectories) });
@@ -117,6 +144,11 @@ export class Session {
 
   detach(port: ClientPort): void {
     this.attachments.delete(port);
+  }
+
+  /** Records an update in the ledger only; the caller delivers it (per-window surfaces). */
+  private appendLedgerUpdate(update: SessionUpdate): void {
+    this.appendLedger({ type: "update", update });
   }
 
   /** Records an update in the ledger and sends it to every attached window but `exclude`. */
@@ -183,13 +215,15 @@ export class Session {
    * to the model. A prompt that arrives during a turn waits for it and runs next. In goal mode the
    * agent then keeps going on its own until the goal is done, blocked, cancelled or out of bounds.
    */
-  async prompt(blocks: ContentBlock[], origin: ClientPort | undefined): Promise<StopReason> {
+  async prompt(blocks: ContentBlock[], origin: ClientPort | undefined, queued?: InboxItem): Promise<StopReason> {
     const text = promptToText(blocks);
     if (text.length === 0) throw RpcError.invalidParams("prompt is empty");
     await this.refreshCommands();
     const resolved = this.commands!.resolve(text);
     // Fail before anything is recorded when no key is configured: the client can run setup.
-    if (resolved.kind !== "local") this.deps.createModel(this.record.model, this.env, this.record.effort);
+    if (resolved.kind === "template" || resolved.kind === "none") this.deps.createModel(this.record.model, this.env, this.record.effort);
+    // A prompt that must wait is committed to the inbox first, so a crash cannot lose it.
+    const parked = !queued && this.busy ? (await this.inbox.enqueue({ text, intent: "followup", source: "prompt" })).item : undefined;
     const previous = this.tail;
     let release!: () => void;
     this.tail = new Promise<void>((r) => (release = r));
@@ -200,9 +234,14 @@ export class Session {
       this.waiting--;
     }
     try {
+      if (parked) await this.inbox.remove(parked.id);
       if (this.stopped) return "cancelled";
       if (resolved.kind === "local") {
-        return await this.runTurnOnce({ origin, shown: blocks, local: () => resolved.command.run(resolved.args, this.commandHost()) });
+        const run = async (): Promise<void> => this.emitForTurn(commandAnswer(await resolved.command.run(resolved.args, this.commandHost())));
+        return await this.runTurnOnce({ origin, shown: blocks, local: run });
+      }
+      if (resolved.kind === "plugin") {
+        return await this.runTurnOnce({ origin, shown: blocks, local: (signal) => this.runPluginAction(resolved.name, resolved.args, signal) });
       }
       const modelText = resolved.kind === "template" ? resolved.text : text;
       if (this.record.mode === "goal" && !this.record.goal) {
@@ -213,7 +252,18 @@ export class Session {
       return await this.continueGoal(stop, origin);
     } finally {
       release();
+      queueMicrotask(() => void this.driver.pump());
     }
+  }
+
+  /** Something runs or waits to run: new work queues behind it. */
+  get busy(): boolean {
+    return this.active !== undefined || this.waiting > 0 || this.driver.pumping;
+  }
+
+  /** Whether the running turn can still take a steer at its next boundary between model rounds. */
+  get acceptsSteers(): boolean {
+    return this.active?.open === true && this.active.steerable;
   }
 
   /** Goal mode: further turns without a prompt, while the model reports progress and bounds allow. */
@@ -237,7 +287,7 @@ export class Session {
   }
 
   private async runTurnOnce(input: TurnInput): Promise<StopReason> {
-    const turn: ActiveTurn = { id: randomUUID(), controller: new AbortController(), origin: input.origin, open: true };
+    const turn: ActiveTurn = { id: randomUUID(), controller: new AbortController(), origin: input.origin, open: true, steerable: !input.local };
     this.active = turn;
     this.record.status = "running";
     this.appendLedger({ type: "turn_start", turnId: turn.id });
@@ -255,13 +305,14 @@ export class Session {
       this.emit({ sessionUpdate: "session_info_update", title: this.record.title, updatedAt: this.record.updatedAt });
     }
     await this.commit();
+    this.meter.startTurn();
+    this.notifyStatus("phase");
 
     let stopReason: StopReason = "end_turn";
     let failure: unknown;
     try {
       if (input.local) {
-        const answer = await input.local();
-        this.emitForTurn({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: answer }, _meta: { "reasonix.io": { kind: "command" } } });
+        await input.local(turn.controller.signal);
       } else {
         const model = this.deps.createModel(this.record.model, this.env, this.record.effort);
         stopReason = await runTurn(
@@ -273,6 +324,12 @@ export class Session {
             runTool: (call, signal) => this.tools.run(call, signal),
             onUsage: (u) => this.onUsage(u),
             shouldStop: () => this.record.goal?.status === "blocked",
+            admitSteers: () => this.admitSteers(),
+            budgetExceeded: () => {
+              const over = this.meter.budgetExceeded(this.deps.config());
+              if (over) this.meter.outcome = { kind: "paused", reason: over.reason };
+              return over?.message;
+            },
           },
           model,
           turn.controller.signal,
@@ -284,26 +341,43 @@ export class Session {
     } finally {
       turn.open = false;
     }
+    // Steers the turn accepted but never reached wait as follow-ups: nothing typed is dropped.
+    for (const item of this.inbox.accepted()) await this.inbox.setState(item.id, "queued");
     if (turn.controller.signal.aborted) {
       stopReason = "cancelled";
       failure = undefined;
     }
     const error = failure === undefined ? undefined : failure instanceof Error ? failure.message : String(failure);
     this.appendLedger({ type: "turn_end", turnId: turn.id, ...(error ? { error } : { stopReason }) });
+    this.meter.outcome ??= error
+      ? { kind: "error", reason: error }
+      : stopReason === "cancelled"
+        ? { kind: "cancelled" }
+        : stopReason === "max_turn_requests"
+          ? { kind: "max_turn_requests", reason: "max_steps" }
+          : { kind: "completed" };
     this.record.status = "idle";
     this.touch();
     this.active = undefined;
     await this.commit();
     if (failure !== undefined) {
+      this.notifyStatus("error");
       this.log.warn({ turnId: turn.id, error }, "turn failed");
       throw failure instanceof RpcError ? failure : RpcError.internal("The turn failed inside the agent.");
     }
+    this.notifyStatus(this.meter.outcome.kind === "paused" ? "pause" : "completion");
     return stopReason;
   }
 
   /** Reloads the slash commands; when the set changed, every attached window hears of it. */
   async refreshCommands(): Promise<void> {
-    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd));
+    // Plugins load once per runtime (leniently here); only reloadExtensions swaps them, atomically.
+    if (!this.plugins) {
+      const { plugins, errors } = await loadPlugins(join(this.deps.configDir, "plugins"), { strict: false });
+      for (const e of errors) this.log.warn({ error: e }, "plugin skipped");
+      this.plugins = plugins;
+    }
+    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd), this.plugins);
     const changed = this.commands !== undefined && !next.sameAs(this.commands);
     this.commands = next;
     if (changed) for (const port of this.attachments) this.sendCommands(port);
@@ -338,12 +412,98 @@ export class Session {
     return this.deps.config();
   }
 
+  /**
+   * Rebuilds the runtime (plugins, custom commands, provider configuration) and swaps it in only when
+   * all of it loaded: a broken manifest leaves the previous runtime in place and says why.
+   */
+  async reloadRuntime(): Promise<void> {
+    let plugins: Plugin[];
+    try {
+      ({ plugins } = await loadPlugins(join(this.deps.configDir, "plugins"), { strict: true }));
+    } catch (err) {
+      throw RpcError.internal(`Reload failed, the previous extensions stay active: ${(err as Error).message}`);
+    }
+    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd), plugins);
+    this.plugins = plugins;
+    this.commands = next;
+    for (const port of this.attachments) this.sendCommands(port);
+  }
+
+  private async runPluginAction(name: string, args: string, signal: AbortSignal): Promise<void> {
+    const result = await runAction(this.plugins ?? [], name, args, { env: { ...process.env, ...this.env }, signal });
+    if (!result) {
+      this.emitForTurn(commandAnswer(`No plugin action named ${name}.`));
+      return;
+    }
+    if (result.kind === "prompt") {
+      this.emitForTurn(commandAnswer(result.text));
+      return;
+    }
+    await this.surfaces.show(result.surface, signal, this.active?.origin);
+  }
+
+  /** The `_reasonix.io/session/status` object (schema version 1). */
+  statusSnapshot(): Record<string, unknown> {
+    const config = this.deps.config();
+    const r = this.record;
+    const waiting = this.broker.pending.size > 0;
+    const outcome = this.meter.outcome;
+    const phase = this.active ? (waiting ? "waiting_permission" : "working") : !outcome ? "idle" : outcome.kind === "max_turn_requests" ? "paused" : outcome.kind;
+    return {
+      schemaVersion: 1,
+      sequence: ++this.statusSequence,
+      sessionId: r.id,
+      state: this.active ? "running" : "idle",
+      phase,
+      model: r.model,
+      effort: r.effort,
+      mode: r.mode,
+      toolApproval: r.toolApproval,
+      goal: r.goal ? { status: r.goal.status, objective: r.goal.text, turns: r.goal.turns, startedAt: r.goal.startedAt, ...(r.goal.summary ? { summary: r.goal.summary } : {}) } : null,
+      turnOutcome: outcome ?? null,
+      pendingPermissions: this.broker.pending.size,
+      inbox: { depth: this.inbox.depth(), paused: this.inbox.paused },
+      usage: { turn: this.meter.usageObject(config, "turn"), cumulative: this.meter.usageObject(config, "cumulative") },
+    };
+  }
+
+  /** `_reasonix.io/session/status_update` to every window; vendor data, so not in the ledger. */
+  notifyStatus(event: "phase" | "usage" | "completion" | "pause" | "error"): void {
+    if (this.attachments.size === 0) return;
+    const status = this.statusSnapshot();
+    for (const port of this.attachments) {
+      if (!port.closed) port.notify(STATUS_UPDATE_METHOD, { schemaVersion: 1, sequence: status.sequence, sessionId: this.id, event, status });
+    }
+  }
+
+  /**
+   * At a boundary between model rounds: every accepted steer joins the conversation as a user
+   * message (appended, so the cached prefix holds), every window sees it, and its inbox item goes.
+   */
+  private async admitSteers(): Promise<number> {
+    const steers = this.inbox.accepted();
+    for (const item of steers) {
+      this.appendHistory({ role: "user", content: item.text });
+      this.emit({ sessionUpdate: "user_message_chunk", content: { type: "text", text: item.text } });
+      await this.inbox.remove(item.id);
+    }
+    return steers.length;
+  }
+
+  /** Runs a queued follow-up as a turn of its own, shown to every window. */
+  runFollowup(item: InboxItem): Promise<StopReason> {
+    return this.prompt([{ type: "text", text: item.text }], undefined, item);
+  }
+
   /** Updates of a turn that has answered are dropped: nothing of a turn follows its stop reason. */
   private emitForTurn(update: SessionUpdate): void {
     if (this.active?.open) this.emit(update);
   }
 
   private onUsage(u: Usage): void {
+    this.emitForTurn(this.meter.add(this.deps.config(), this.record.model, u));
+    this.record.costs = this.meter.state();
+    queueMicrotask(() => this.notifyStatus("usage"));
     const t = (this.record.usage ??= { rounds: 0, promptTokens: 0, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0, reasoningTokens: 0 });
     t.rounds++;
     t.promptTokens += u.promptTokens;
@@ -396,8 +556,14 @@ export class Session {
   /** Cancels the turn and refuses further prompts; history stays in the store. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.driver.stop();
     this.cancel();
     await this.tail;
     await this.commit();
   }
+}
+
+/** A local command's answer: an agent message marked as a command result, recorded like any turn. */
+function commandAnswer(text: string): SessionUpdate {
+  return { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "command" } } };
 }

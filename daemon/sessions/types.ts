@@ -10,6 +10,8 @@ export interface ClientPort {
   lastActive: number;
   readonly closed: boolean;
   sendUpdate(sessionId: string, update: SessionUpdate): void;
+  /** A vendor notification (status updates, extension surfaces). */
+  notify(method: string, params: unknown): void;
   /** Bytes sent to this window but not yet taken by it: replay waits when it grows. */
   backlog(): number;
   request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
@@ -19,6 +21,8 @@ export interface ClientCaps {
   readTextFile: boolean;
   writeTextFile: boolean;
   terminal: boolean;
+  /** The client renders Reasonix extension surfaces itself (vendor opt-in). */
+  extensionSurface: boolean;
 }
 
 export type SessionStatus = "idle" | "running" | "interrupted";
@@ -42,6 +46,8 @@ export interface SessionRecord {
   /** Notes for the model (mode changes) that ride along with the next user message. */
   notes?: string[];
   usage?: UsageTotals;
+  /** The cumulative cost ledger (pricing.ts), so costs survive restarts. */
+  costs?: unknown;
 }
 
 export interface GoalState {

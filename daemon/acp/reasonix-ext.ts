@@ -1,0 +1,141 @@
+/**
+ * The Reasonix vendor extensions (`_reasonix.io/...`): steering, the durable inbox, runtime reload and
+ * session status. Clients find the method names under `agentCapabilities._meta["reasonix.io"]`;
+ * errors follow the specification: an unknown session is -32602 here, inbox refusals are -32600.
+ */
+import { z } from "zod";
+import { RpcError } from "../../shared/jsonrpc.js";
+import { ContentBlock } from "../../shared/acp-schemas.js";
+import type { Session } from "../sessions/session.js";
+import { promptToText } from "../sessions/prompt-text.js";
+import type { AcpConnection } from "./connection.js";
+import { STATUS_UPDATE_METHOD } from "../sessions/meter.js";
+import { FORM_REQUEST, SURFACE_NOTIFICATION } from "../sessions/surfaces.js";
+
+export const EXT = "_reasonix.io";
+export const STEER_METHOD = `${EXT}/session/steer`;
+export const RELOAD_METHOD = `${EXT}/session/reloadExtensions`;
+export const STATUS_METHOD = `${EXT}/session/status`;
+export const STATUS_UPDATE = STATUS_UPDATE_METHOD;
+export const INBOX_METHODS = {
+  enqueue: `${EXT}/session/inbox/enqueue`,
+  list: `${EXT}/session/inbox/list`,
+  get: `${EXT}/session/inbox/get`,
+  update: `${EXT}/session/inbox/update`,
+  delete: `${EXT}/session/inbox/delete`,
+  move: `${EXT}/session/inbox/move`,
+  setPaused: `${EXT}/session/inbox/setPaused`,
+  retry: `${EXT}/session/inbox/retry`,
+  refresh: `${EXT}/session/inbox/refresh`,
+} as const;
+
+/** What initialize advertises: every name a client needs, so none is hard-coded on its side. */
+export function reasonixCapabilities(): Record<string, unknown> {
+  return {
+    "reasonix.io": {
+      sessionSteer: { method: STEER_METHOD },
+      sessionInbox: { schemaVersion: 1, methods: INBOX_METHODS },
+      sessionReloadExtensions: { method: RELOAD_METHOD },
+      extensionSurface: { supported: true, schemaVersion: 1, notification: SURFACE_NOTIFICATION, formRequest: FORM_REQUEST },
+      sessionStatus: { method: STATUS_METHOD, notification: STATUS_UPDATE, schemaVersion: 1 },
+    },
+    [STATUS_METHOD]: { schemaVersion: 1 },
+    [STATUS_UPDATE]: { schemaVersion: 1 },
+  };
+}
+
+const sid = z.string().min(1, "sessionId must not be empty");
+const itemId = z.string().min(1, "itemId must not be empty");
+
+/** Vendor methods name an unknown session -32602, as the specification's table says. */
+async function sessionFor(conn: AcpConnection, sessionId: string): Promise<Session> {
+  try {
+    return await conn.services.sessions.get(sessionId);
+  } catch (err) {
+    if (err instanceof RpcError && err.code === -32002) throw RpcError.invalidParams(`sessionId: unknown session ${sessionId}`, { sessionId });
+    throw err;
+  }
+}
+
+export const SteerRequest = z.object({ sessionId: sid, prompt: z.array(ContentBlock) }).passthrough();
+
+export async function steer(params: z.output<typeof SteerRequest>, conn: AcpConnection): Promise<{ itemId: string; disposition: string }> {
+  const session = await sessionFor(conn, params.sessionId);
+  conn.lastActive = Date.now();
+  const text = promptToText(params.prompt);
+  if (!text) throw RpcError.invalidParams("prompt is empty");
+  const { item, disposition } = await session.driver.enqueue(text, "steer", undefined);
+  return { itemId: item.id, disposition: disposition === "steer_accepted" ? "steer_accepted" : "queued_followup" };
+}
+
+export const EnqueueRequest = z
+  .object({ sessionId: sid, text: z.string(), intent: z.enum(["followup", "steer"]).default("followup"), idempotencyKey: z.string().min(1).max(200).optional() })
+  .passthrough();
+
+export async function inboxEnqueue(params: z.output<typeof EnqueueRequest>, conn: AcpConnection): Promise<object> {
+  const session = await sessionFor(conn, params.sessionId);
+  const { item, disposition, idempotent } = await session.driver.enqueue(params.text, params.intent, params.idempotencyKey);
+  return { itemId: item.id, disposition, position: session.inbox.position(item.id), paused: session.inbox.paused, idempotent };
+}
+
+export const SessionOnly = z.object({ sessionId: sid }).passthrough();
+export const ItemRequest = z.object({ sessionId: sid, itemId }).passthrough();
+export const UpdateRequest = z.object({ sessionId: sid, itemId, text: z.string() }).passthrough();
+export const MoveRequest = z.object({ sessionId: sid, itemId, toIndex: z.number().int() }).passthrough();
+export const PausedRequest = z.object({ sessionId: sid, paused: z.boolean() }).passthrough();
+
+export async function inboxList(params: z.output<typeof SessionOnly>, conn: AcpConnection): Promise<object> {
+  return (await sessionFor(conn, params.sessionId)).inbox.snapshot();
+}
+
+export async function inboxGet(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
+  const inbox = (await sessionFor(conn, params.sessionId)).inbox;
+  const item = inbox.item(params.itemId);
+  return { meta: inbox.meta(item), envelope: { text: item.text, intent: item.intent, source: item.source, ...(item.idempotencyKey ? { idempotencyKey: item.idempotencyKey } : {}) } };
+}
+
+export async function inboxUpdate(params: z.output<typeof UpdateRequest>, conn: AcpConnection): Promise<object> {
+  const inbox = (await sessionFor(conn, params.sessionId)).inbox;
+  return inbox.meta(await inbox.update(params.itemId, params.text));
+}
+
+export async function inboxDelete(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
+  await (await sessionFor(conn, params.sessionId)).inbox.delete(params.itemId);
+  return { ok: true };
+}
+
+export async function inboxMove(params: z.output<typeof MoveRequest>, conn: AcpConnection): Promise<object> {
+  await (await sessionFor(conn, params.sessionId)).inbox.move(params.itemId, params.toIndex);
+  return { ok: true };
+}
+
+export async function inboxSetPaused(params: z.output<typeof PausedRequest>, conn: AcpConnection): Promise<object> {
+  const session = await sessionFor(conn, params.sessionId);
+  await session.inbox.setPaused(params.paused);
+  if (!params.paused) queueMicrotask(() => void session.driver.pump());
+  return { paused: session.inbox.paused };
+}
+
+export async function inboxRetry(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
+  const session = await sessionFor(conn, params.sessionId);
+  await session.inbox.retry(params.itemId);
+  queueMicrotask(() => void session.driver.pump());
+  return { ok: true };
+}
+
+/** Items hold plain text with no frozen references, so a refresh only confirms the item is pending. */
+export async function inboxRefresh(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
+  const inbox = (await sessionFor(conn, params.sessionId)).inbox;
+  const item = inbox.item(params.itemId);
+  if (!["queued", "blocked", "uncertain"].includes(item.state)) throw new RpcError(-32600, `inbox item ${item.id} is ${item.state}; only pending items can be refreshed`);
+  return { ok: true };
+}
+
+export async function reloadExtensions(params: z.output<typeof SessionOnly>, conn: AcpConnection): Promise<object> {
+  const session = await sessionFor(conn, params.sessionId);
+  return session.driver.reload(() => session.reloadRuntime());
+}
+
+export async function sessionStatus(params: z.output<typeof SessionOnly>, conn: AcpConnection): Promise<object> {
+  return (await sessionFor(conn, params.sessionId)).statusSnapshot();
+}

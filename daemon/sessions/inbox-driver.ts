@@ -1,0 +1,85 @@
+/**
+ * Turns a session's inbox into work: steers go to the running turn (or wait as follow-ups),
+ * follow-ups run as turns in order whenever the session is idle and the inbox is not paused, and a
+ * reload asked for during a turn runs once the session is idle.
+ */
+import { RpcError } from "../../shared/jsonrpc.js";
+import type { Logger } from "../log.js";
+import type { Inbox, InboxItem, Intent } from "../inbox/inbox.js";
+import type { Session } from "./session.js";
+
+export type Disposition = "started" | "steer_accepted" | "queued_followup";
+
+export class InboxDriver {
+  pumping = false;
+  private stopped = false;
+  /** A reload asked for while busy: exactly one waits, and runs when the session goes idle. */
+  private reloadQueued: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly session: Session,
+    private readonly inbox: Inbox,
+    private readonly log: Logger,
+  ) {}
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Durably records a steer or follow-up, then places it: into the running turn, or in line. */
+  async enqueue(text: string, intent: Intent, idempotencyKey: string | undefined): Promise<{ item: InboxItem; disposition: Disposition; idempotent: boolean }> {
+    if (text.trim().length === 0) throw RpcError.invalidParams("prompt is empty");
+    const steering = intent === "steer" && this.session.acceptsSteers;
+    const { item, idempotent } = await this.inbox.enqueue({
+      text,
+      intent,
+      source: "acp",
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+      ...(steering ? { state: "steer_accepted" as const } : {}),
+    });
+    if (idempotent) return { item, disposition: item.state === "steer_accepted" ? "steer_accepted" : "queued_followup", idempotent };
+    if (steering) {
+      // The turn may have ended while the steer was being written: then it waits as a follow-up.
+      if (this.session.acceptsSteers) return { item, disposition: "steer_accepted", idempotent };
+      if (item.state === "steer_accepted") await this.inbox.setState(item.id, "queued");
+    }
+    const starts = !this.session.busy && !this.inbox.paused && this.inbox.nextQueued()?.id === item.id;
+    queueMicrotask(() => void this.pump());
+    return { item, disposition: starts ? "started" : "queued_followup", idempotent };
+  }
+
+  /** Runs queued follow-ups one after another while the session is idle and the inbox open. */
+  async pump(): Promise<void> {
+    if (this.pumping || this.stopped || this.session.busy) return;
+    if (this.reloadQueued) {
+      const reload = this.reloadQueued;
+      this.reloadQueued = undefined;
+      await reload().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, "queued reload failed"));
+    }
+    const item = this.inbox.nextQueued();
+    if (!item) return;
+    this.pumping = true;
+    try {
+      await this.inbox.setState(item.id, "running");
+      await this.session.runFollowup(item);
+      await this.inbox.remove(item.id);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      this.log.warn({ itemId: item.id, reason }, "follow-up could not run");
+      await this.inbox.setState(item.id, "blocked", reason).catch(() => undefined);
+    } finally {
+      this.pumping = false;
+    }
+    queueMicrotask(() => void this.pump());
+  }
+
+  /** Reload now when idle; during a turn queue exactly one, answered `{queued: true}`. */
+  async reload(run: () => Promise<void>): Promise<{ queued: true } | Record<string, never>> {
+    if (this.session.busy) {
+      this.reloadQueued = run;
+      return { queued: true };
+    }
+    await run();
+    return {};
+  }
+}
