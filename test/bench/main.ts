@@ -5,6 +5,7 @@
 import { cpus } from "node:os";
 import { startupBench } from "./startup.js";
 import { sessionsBench } from "./sessions.js";
+import { prefixBench } from "./prefix.js";
 import { table } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -12,5 +13,8 @@ const rows = [
   ...(await startupBench(quick ? { cold: 3, warm: 5 } : { cold: 10, warm: 30 })),
   ...(await sessionsBench({ loads: quick ? 3 : 10 })),
 ];
+const prefix = await prefixBench();
+rows.push(...prefix.rows);
 process.stdout.write(`Reasonix ACP benchmarks — node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"})\n\n`);
 process.stdout.write(`${table(rows)}\n`);
+process.stdout.write(`\nPrefix stability: ${prefix.detail}\n`);

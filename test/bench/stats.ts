@@ -7,6 +7,8 @@ export interface Row {
   max: number;
   target: number | undefined;
   unit: string;
+  /** The target is a floor every sample must reach, not a ceiling for the median. */
+  atLeast?: boolean;
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -22,7 +24,7 @@ export function summarize(name: string, samples: number[], target: number | unde
 
 export function table(rows: Row[]): string {
   const head = ["measure", "n", "median", "p90", "min", "max", "target", "met"];
-  const fmt = (v: number, unit: string): string => (Number.isFinite(v) ? `${v.toFixed(1)} ${unit}` : "-");
+  const fmt = (v: number, unit: string): string => (Number.isFinite(v) ? `${v.toFixed(unit === "%" ? 3 : 1)} ${unit}` : "-");
   const body = rows.map((r) => [
     r.name,
     String(r.n),
@@ -30,8 +32,8 @@ export function table(rows: Row[]): string {
     fmt(r.p90, r.unit),
     fmt(r.min, r.unit),
     fmt(r.max, r.unit),
-    r.target === undefined ? "-" : `< ${r.target} ${r.unit}`,
-    r.target === undefined ? "-" : r.median < r.target ? "yes" : "NO",
+    r.target === undefined ? "-" : `${r.atLeast ? ">=" : "<"} ${r.target} ${r.unit}`,
+    r.target === undefined ? "-" : (r.atLeast ? r.min >= r.target : r.median < r.target) ? "yes" : "NO",
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
