@@ -34,7 +34,7 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
       runningTurns: live.filter((s) => s.running).length,
       queuedPrompts: live.reduce((n, s) => n + s.queuedPrompts, 0),
       pendingPermissions: live.reduce((n, s) => n + s.broker.pending.size, 0),
-      inboxDepth: 0,
+      inboxDepth: live.reduce((n, s) => n + s.inbox.depth(), 0),
       liveSessions: live.map((s) => ({
         sessionId: s.id,
         cwd: s.record.cwd,
@@ -45,6 +45,7 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
         running: s.running,
         queuedPrompts: s.queuedPrompts,
         pendingPermissions: [...s.broker.pending.values()],
+        inbox: { depth: s.inbox.depth(), paused: s.inbox.paused },
       })),
     };
   });

@@ -298,3 +298,26 @@ test("session/close detaches the caller; the session stops (turn cancelled, hist
   const { replay } = await load(c, sessionId, workdir);
   assert.ok(replay.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text === "working "));
 });
+
+test("a question asked while nobody is attached waits, shows in /status, then counts as rejected at the timeout", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t, { env: { REASONIX_PERMISSION_TIMEOUT_SECONDS: "2" } });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.onPermission = () => new Promise(() => undefined);
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "touch nobody.marker" } }] }, { content: ["understood, not run"] });
+  agent.prompt(sessionId, "run it").catch(() => undefined);
+  await agent.waitForAgentRequest((r) => r.method === "session/request_permission");
+  await agent.kill("SIGKILL");
+  const status = () => JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } }).toString());
+  const waiting = status();
+  assert.equal(waiting.pendingPermissions, 1);
+  assert.equal(waiting.liveSessions[0].pendingPermissions[0].askedOn === undefined, false);
+  await model.waitForRequests(2, 10_000);
+  assert.match(model.requests[1]!.body.messages.at(-1).content, /No answer to the permission request/);
+  assert.equal(existsSync(join(workdir, "nobody.marker")), false);
+  assert.equal(status().pendingPermissions, 0);
+  const next = spawn();
+  await next.initialize();
+  const { replay } = await load(next, sessionId, workdir);
+  assert.ok(replay.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text === "understood, not run"));
+});
