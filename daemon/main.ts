@@ -15,6 +15,8 @@ import { effortParams } from "./provider/effort.js";
 import { RpcError } from "../shared/jsonrpc.js";
 import { buildApp } from "./server/app.js";
 import type { DaemonState } from "./server/state.js";
+import type { FastifyInstance } from "fastify";
+import { newToken, parseListen } from "./server/tcp-auth.js";
 
 export const BUILD_ID = `${PACKAGE_VERSION}+wire${WIRE_MAJOR}`;
 
@@ -28,6 +30,19 @@ function signalLauncher(word: "ready" | "already-running"): void {
   } catch {
     // the launcher is gone; nothing to tell
   }
+}
+
+/** The optional loopback TCP listener, with a fresh token in the 0600 token file. */
+async function listenTcp(state: DaemonState, paths: Paths, config: DaemonConfig): Promise<{ app: FastifyInstance; address: string }> {
+  const at = parseListen(config.listen!);
+  const token = newToken(paths.tokenFile);
+  let port = at.port;
+  const app = await buildApp(state, { tcp: { token, port: () => port, allowedOrigins: config.allowedOrigins } });
+  await app.listen({ host: at.host, port: at.port });
+  const bound = app.server.address();
+  if (bound && typeof bound === "object") port = bound.port;
+  const host = at.host.includes(":") ? `[${at.host}]` : at.host;
+  return { app, address: `${host}:${port}` };
 }
 
 function fileStamp(path: string): string {
@@ -140,11 +155,13 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
   rmSync(paths.socketPath, { force: true });
   const app = await buildApp(state);
   await app.listen({ path: paths.socketPath });
+  const tcp = config.listen ? await listenTcp(state, paths, config) : undefined;
   writeDaemonInfo(paths, {
     pid: process.pid,
     build: BUILD_ID,
     wire: WIRE_MAJOR,
     socket: paths.socketPath,
+    ...(tcp ? { tcp: tcp.address } : {}),
     logFile: paths.logFile,
     startedAt: new Date(state.startedAt).toISOString(),
   });
@@ -163,6 +180,8 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     state.draining = true;
     clearInterval(idleTimer);
     try {
+      await tcp?.app.close();
+      if (tcp) rmSync(paths.tokenFile, { force: true });
       await app.close();
       await sessions.shutdown();
       await store.close();

@@ -7,7 +7,7 @@ const [command, ...rest] = process.argv.slice(2);
 const USAGE = `usage: reasonix <command>
 
   acp [--model REF]        run as an ACP agent on stdio (what an editor launches)
-  daemon run|start|stop|status|logs [-f]
+  daemon run|start [--listen 127.0.0.1:PORT] | stop | status | logs [-f]
   setup [--api-key-env NAME] [--base-url URL] [--model REF] [--provider NAME]
   sessions [--cwd DIR]     list stored sessions
   --version
@@ -19,6 +19,9 @@ async function main(): Promise<void> {
       return (await import("./acp.js")).runAcp(rest);
     case "daemon": {
       const [sub, ...args] = rest;
+      // `--listen HOST:PORT` opens the loopback TCP listener (token-guarded) beside the socket.
+      const at = args.findIndex((a) => a === "--listen" || a.startsWith("--listen="));
+      if (at >= 0) process.env.REASONIX_LISTEN = args[at]!.includes("=") ? args[at]!.split("=")[1] : args[at + 1];
       if (sub === "run") return (await import("../daemon/main.js")).runDaemon();
       return (await import("./daemon-ctl.js")).daemonCommand(sub, args);
     }

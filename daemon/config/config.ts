@@ -38,6 +38,7 @@ export const ConfigFile = z
       .strict()
       .optional(),
     listen: z.string().optional(),
+    allowedOrigins: z.array(z.string().url()).optional(),
     displayCurrency: z.enum(["auto", "CNY", "USD"]).optional(),
     goal: z.object({ maxTurns: z.number().int().positive(), maxSeconds: z.number().positive() }).partial().strict().optional(),
     prices: z.record(z.string(), Price).optional(),
@@ -53,6 +54,7 @@ export interface DaemonConfig {
   idleShutdownSeconds: number;
   budgets: ConfigFile["budgets"];
   listen: string | undefined;
+  allowedOrigins: string[];
   prices: ConfigFile["prices"];
   goal: { maxTurns: number; maxSeconds: number };
   displayCurrency: "auto" | "CNY" | "USD" | undefined;
@@ -126,6 +128,7 @@ export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonC
     idleShutdownSeconds: num(env.REASONIX_IDLE_SHUTDOWN_SECONDS) ?? file.idleShutdownSeconds ?? 900,
     budgets: envBudgets(env, file.budgets),
     listen: env.REASONIX_LISTEN || file.listen,
+    allowedOrigins: file.allowedOrigins ?? [],
     prices: file.prices,
     displayCurrency: (["auto", "CNY", "USD"] as const).find((c) => c === env.REASONIX_DISPLAY_CURRENCY) ?? file.displayCurrency,
     goal: {

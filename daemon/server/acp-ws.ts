@@ -7,6 +7,7 @@ import type { WebSocket } from "ws";
 import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../../shared/wire.js";
 import { MAX_LINE_BYTES } from "../../shared/ndjson.js";
 import { AcpConnection } from "../acp/connection.js";
+import { closeRefusedUpgrade } from "./tcp-auth.js";
 import type { DaemonState } from "./state.js";
 
 /**
@@ -34,11 +35,12 @@ function decodeEnv(raw: string | undefined): Record<string, string> {
   return {};
 }
 
-export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonState }): Promise<void> {
+export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonState; allowedOrigins: readonly string[] }): Promise<void> {
   const { state } = opts;
 
   const checkHandshake = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (req.headers.origin) {
+    closeRefusedUpgrade(req, reply);
+    if (req.headers.origin && !opts.allowedOrigins.includes(req.headers.origin)) {
       await reply.code(403).send({ error: "browser origins are not accepted on this socket" });
       return;
     }

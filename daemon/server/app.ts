@@ -4,13 +4,23 @@ import websocket from "@fastify/websocket";
 import { acpWebSocket, WS_MAX_PAYLOAD } from "./acp-ws.js";
 import { httpRoutes } from "./http-routes.js";
 import type { DaemonState } from "./state.js";
+import { tcpGuard } from "./tcp-auth.js";
+import { metricsRoute } from "./metrics.js";
 
-export async function buildApp(state: DaemonState): Promise<FastifyInstance> {
-  const httpLog = state.services.log.child({ component: "http" });
+export interface AppOptions {
+  /** The loopback TCP listener: guarded by token, Host and Origin checks. */
+  tcp?: { token: string; port: () => number; allowedOrigins: readonly string[] };
+}
+
+export async function buildApp(state: DaemonState, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const httpLog = state.services.log.child({ component: opts.tcp ? "tcp" : "http" });
   httpLog.level = "warn";
-  const app = Fastify({ loggerInstance: httpLog as FastifyBaseLogger });
+  // Stopping must not wait on a client's idle keep-alive or half-open upgrade.
+  const app = Fastify({ loggerInstance: httpLog as FastifyBaseLogger, forceCloseConnections: true });
+  if (opts.tcp) tcpGuard(app, opts.tcp);
   await app.register(websocket, { options: { maxPayload: WS_MAX_PAYLOAD } });
-  await app.register(acpWebSocket, { state });
+  await app.register(acpWebSocket, { state, allowedOrigins: opts.tcp?.allowedOrigins ?? [] });
   await app.register(httpRoutes, { state });
+  await app.register(metricsRoute, { state });
   return app;
 }
