@@ -29,7 +29,3 @@ export const ENV_ALLOWLIST = [
   "DEEPSEEK_BASE_URL",
 ] as const;
 
-/** Names that hold secrets: never logged, never shown in status output. */
-export function isSecretName(name: string): boolean {
-  return /KEY|TOKEN|SECRET|PASSWORD|AUTH|CREDENTIAL/i.test(name);
-}

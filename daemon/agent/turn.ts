@@ -3,14 +3,11 @@
  * has no tool calls (end_turn), the step limit (max_turn_requests), or cancel (cancelled).
  * History is only ever appended to, so every request repeats the previous one as its prefix.
  */
-import type { ChatMessage, SessionUpdate, StopReason } from "../sessions/types.js";
-import type { ChatModel, RoundResult, ToolSpec, Usage } from "../provider/types.js";
+import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type { ChatMessage, ChatModel, RoundResult, ToolSpec, Usage } from "../provider/types.js";
+import type { ToolCallRequest } from "../tools/runner.js";
 
-export interface ToolCallRequest {
-  id: string;
-  name: string;
-  arguments: string;
-}
+export type { ToolCallRequest };
 
 export interface TurnHost {
   emit(update: SessionUpdate): void;

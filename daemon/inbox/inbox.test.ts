@@ -42,12 +42,14 @@ test("recovery: admitted items become uncertain, pending work pauses the inbox u
     await inbox.setState(running.item.id, "running");
     const steer = await inbox.enqueue({ text: "steer", intent: "steer", source: "acp", state: "steer_accepted" });
     await inbox.enqueue({ text: "waiting", intent: "followup", source: "acp" });
+    const parked = await inbox.enqueue({ text: "parked prompt", intent: "followup", source: "prompt" });
     const next = await Inbox.open(store, "s2");
     await next.recover();
-    assert.deepEqual(next.ordered().map((i) => i.state), ["uncertain", "uncertain", "queued"]);
+    assert.deepEqual(next.ordered().map((i) => i.state), ["uncertain", "uncertain", "queued", "queued"]);
+    assert.equal(next.item(parked.item.id).source, "acp", "a parked prompt runs as a follow-up once unpaused");
     assert.match(next.item(steer.item.id).blockReason!, /unapplied steer/);
     const snap = next.snapshot() as { paused: boolean; recovered: boolean; recoveredCount: number };
-    assert.deepEqual([snap.paused, snap.recovered, snap.recoveredCount], [true, true, 3]);
+    assert.deepEqual([snap.paused, snap.recovered, snap.recoveredCount], [true, true, 4]);
     assert.equal(next.nextQueued(), undefined, "nothing dispatches while paused");
     await next.retry(running.item.id);
     await next.setPaused(false);

@@ -249,6 +249,11 @@ export class Inbox {
   async recover(): Promise<void> {
     const ops: BatchOp[] = [];
     for (const item of this.ordered()) {
+      // A prompt that was waiting for a turn lost its caller with the old daemon: it is a follow-up now.
+      if (item.source === "prompt") {
+        item.source = "acp";
+        ops.push({ type: "put", key: inboxKeys.item(this.sessionId, item.id), value: item });
+      }
       if (item.state === "running" || item.state === "steer_accepted") {
         item.state = "uncertain";
         item.blockReason = item.intent === "steer" ? "unapplied steer: the daemon stopped before the turn took it" : "the daemon stopped while this item was running; it may or may not have run";

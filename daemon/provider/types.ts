@@ -1,4 +1,12 @@
-import type { ChatMessage } from "../sessions/types.js";
+/** One message of the model conversation, in the OpenAI chat shape. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null;
+  reasoning_content?: string;
+  tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+}
+
 
 export interface ToolSpec {
   type: "function";

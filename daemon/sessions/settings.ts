@@ -1,7 +1,7 @@
 /**
  * Changing a session's controls. Every change is recorded and sent to the other windows
- * (`config_option_update`, `current_mode_update`), persists with the session, and reaches the model
- * as an appended note, never by rewriting what it has already seen.
+ * (`config_option_update`, `current_mode_update`) and persists with the session. Mode changes reach
+ * the model as a note appended to the next user message; nothing it has already seen is rewritten.
  */
 import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { RpcError } from "../../shared/jsonrpc.js";

@@ -1,6 +1,7 @@
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 
 export type { SessionUpdate, StopReason };
+export type { ChatMessage } from "../provider/types.js";
 
 /** What a session knows of an attached editor connection (implemented by acp/). */
 export interface ClientPort {
@@ -76,11 +77,3 @@ export type LedgerBody =
 
 export type LedgerEntry = LedgerBody & { seq: number; at: string };
 
-/** One message of the model conversation, in the OpenAI chat shape. */
-export interface ChatMessage {
-  role: "system" | "user" | "assistant" | "tool";
-  content: string | null;
-  reasoning_content?: string;
-  tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
-  tool_call_id?: string;
-}

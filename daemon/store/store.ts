@@ -6,6 +6,8 @@
  *   session!<id>              -> SessionRecord
  *   event!<id>!<seq:12>       -> LedgerEntry
  *   history!<id>!<n:12>       -> a model conversation message
+ * The inbox keeps its own keys beside these (inbox/inbox.ts): inboxhead!<id> (order, pause,
+ * recovery), inbox!<id>!<itemId> (items) and idem!<id>!<key> (idempotency receipts).
  */
 import { Level } from "level";
 
