@@ -1,3 +1,5 @@
 #!/usr/bin/env node
-// Entry point kept tiny: the shim decides which subcommand to load.
-import "../dist/shim/main.js";
+// Entry point kept tiny. `acp` is what editors launch and wait on, so it runs from a single-file
+// bundle of the shim; every other subcommand loads its modules on demand.
+if (process.argv[2] === "acp") await import("../dist/shim-acp.js");
+else await import("../dist/shim/main.js");

@@ -5,6 +5,7 @@
 import { closeSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { ensurePrivateDir, resolvePaths, type Paths } from "../shared/paths.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
+import { currentBuild } from "../shared/build.js";
 import { ConfigError, readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log.js";
 import { Store, StoreLockedError } from "./store/store.js";
@@ -18,7 +19,7 @@ import type { DaemonState } from "./server/state.js";
 import type { FastifyInstance } from "fastify";
 import { newToken, parseListen } from "./server/tcp-auth.js";
 
-export const BUILD_ID = `${PACKAGE_VERSION}+wire${WIRE_MAJOR}`;
+export const BUILD_ID = currentBuild();
 
 /** The shim that spawned us waits on fd 3 for one word; systemd and a terminal have no fd 3. */
 function signalLauncher(word: "ready" | "already-running"): void {
@@ -146,6 +147,7 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     build: BUILD_ID,
     draining: false,
     connections: 0,
+    idle: () => sessions.liveSessions().every((s) => !s.busy && s.broker.pending.size === 0),
     requestShutdown: (reason) => {
       shuttingDown ??= shutdown(reason);
     },
@@ -169,9 +171,11 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
   const idleMs = config.idleShutdownSeconds * 1000;
   let idleSince = Date.now();
   const idleTimer = setInterval(() => {
-    const busy = state.connections > 0 || sessions.liveSessions().some((s) => s.running || s.queuedPrompts > 0);
+    const busy = state.connections > 0 || !state.idle();
     if (busy) idleSince = Date.now();
     else if (idleMs > 0 && Date.now() - idleSince >= idleMs) state.requestShutdown("idle");
+    // An upgraded install: the next shim would replace us anyway; leave at the first idle moment.
+    else if (currentBuild() !== BUILD_ID) state.requestShutdown(`a newer build (${currentBuild()}) is installed`);
   }, Math.min(5000, Math.max(250, idleMs / 4)));
   idleTimer.unref();
 

@@ -4,12 +4,12 @@
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, closeSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { HandshakeError, UnixWebSocket } from "./ws-client.js";
 import type { Paths } from "../shared/paths.js";
-import { ENV_ALLOWLIST, HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
+import { ENV_ALLOWLIST, HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
+import { BIN_PATH, currentBuild } from "../shared/build.js";
 
-export const SHIM_BUILD = `${PACKAGE_VERSION}+wire${WIRE_MAJOR}`;
+export const SHIM_BUILD = currentBuild();
 const HANDSHAKE_TIMEOUT_MS = 3000;
 const START_BUDGET_MS = 10_000;
 
@@ -46,15 +46,11 @@ export function openSocket(paths: Paths, opts: { model?: string | undefined }): 
   });
 }
 
-function binPath(): string {
-  return fileURLToPath(new URL("../../bin/reasonix.js", import.meta.url));
-}
-
 /** Spawns `reasonix daemon run` detached and waits for its one-word answer on fd 3. */
 export function startDaemon(paths: Paths): Promise<"ready" | "already-running"> {
   mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
   const logFd = openSync(paths.logFile, "a", 0o600);
-  const child = spawn(process.execPath, [binPath(), "daemon", "run"], {
+  const child = spawn(process.execPath, [BIN_PATH, "daemon", "run"], {
     detached: true,
     stdio: ["ignore", logFd, logFd, "pipe"],
     env: { ...process.env, REASONIX_READY_FD: "3" },
@@ -85,8 +81,58 @@ export function startDaemon(paths: Paths): Promise<"ready" | "already-running"> 
   });
 }
 
+async function postDrain(paths: Paths): Promise<{ draining?: boolean; reason?: string; pid?: number }> {
+  // node:http is loaded only on this rare path: it would cost every warm start several milliseconds.
+  const { request } = await import("node:http");
+  return new Promise((resolve) => {
+    const req = request({ socketPath: paths.socketPath, method: "POST", path: "/admin/drain", timeout: 2000 }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => {
+        try {
+          resolve(JSON.parse(body) as { draining?: boolean; reason?: string });
+        } catch {
+          resolve({});
+        }
+      });
+    });
+    req.on("timeout", () => req.destroy());
+    req.on("error", () => resolve({}));
+    req.end();
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A daemon of another build (an upgrade happened) is replaced when it is idle; a busy one is kept,
+ * with one line on stderr saying how to switch.
+ */
+async function replaceStaleDaemon(paths: Paths): Promise<void> {
+  const info = readDaemonInfo(paths);
+  if (!info?.build || info.build === SHIM_BUILD) return;
+  const answer = await postDrain(paths);
+  if (answer.draining) {
+    const deadline = Date.now() + 5000;
+    while (alive(info.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return;
+  }
+  if (answer.reason) {
+    process.stderr.write(`reasonix: the running daemon is build ${info.build} (this is ${SHIM_BUILD}) and is busy (${answer.reason}); it stays until idle. Run \`reasonix daemon stop\` to switch now.\n`);
+  }
+}
+
 /** Connects to the daemon, starting it when none answers; retries with backoff for ~10 s. */
 export async function connectOrStart(paths: Paths, opts: { model?: string | undefined; autostart?: boolean }): Promise<UnixWebSocket> {
+  if (opts.autostart !== false) await replaceStaleDaemon(paths);
   const deadline = Date.now() + START_BUDGET_MS;
   let delay = 25;
   let started = false;
@@ -113,10 +159,12 @@ export async function connectOrStart(paths: Paths, opts: { model?: string | unde
   }
 }
 
-export function readDaemonInfo(paths: Paths): { pid: number; logFile?: string } | undefined {
+export function readDaemonInfo(paths: Paths): { pid: number; logFile?: string; build?: string } | undefined {
   try {
-    const info = JSON.parse(readFileSync(paths.daemonInfoFile, "utf8")) as { pid?: unknown; logFile?: unknown };
-    return typeof info.pid === "number" ? { pid: info.pid, ...(typeof info.logFile === "string" ? { logFile: info.logFile } : {}) } : undefined;
+    const info = JSON.parse(readFileSync(paths.daemonInfoFile, "utf8")) as { pid?: unknown; logFile?: unknown; build?: unknown };
+    return typeof info.pid === "number"
+      ? { pid: info.pid, ...(typeof info.logFile === "string" ? { logFile: info.logFile } : {}), ...(typeof info.build === "string" ? { build: info.build } : {}) }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -50,6 +50,15 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
     };
   });
 
+  // A shim of another build asks to take over: only an idle daemon with nobody attached agrees.
+  app.post("/admin/drain", async () => {
+    if (state.connections > 0 || !state.idle()) {
+      return { draining: false, reason: `${state.connections} window(s) attached${state.idle() ? "" : ", work in progress"}`, build: state.build };
+    }
+    setImmediate(() => state.requestShutdown("replaced by a shim of another build"));
+    return { draining: true, build: state.build, pid: process.pid };
+  });
+
   app.post("/admin/shutdown", async () => {
     setImmediate(() => state.requestShutdown("shutdown requested over the socket"));
     return { stopping: true, pid: process.pid };

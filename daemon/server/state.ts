@@ -9,6 +9,8 @@ export interface DaemonState {
   build: string;
   draining: boolean;
   connections: number;
+  /** No turn running or waiting, no question pending: safe to stop or to hand over to a new build. */
+  idle(): boolean;
   /** Asks the daemon to stop cleanly (admin route, signals, idle timer). */
   requestShutdown(reason: string): void;
 }

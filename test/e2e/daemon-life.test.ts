@@ -100,3 +100,34 @@ test("the socket refuses another wire version and browser origins before any ACP
   assert.equal(await attempt({ "x-reasonix-wire": "999" }), 426);
   assert.equal(await attempt({ "x-reasonix-wire": "1", origin: "https://evil.example" }), 403);
 });
+
+test("after an upgrade, a shim of the new build replaces an idle daemon; a busy one stays, with a warning", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t, { env: { REASONIX_BUILD_ID: "0.1.0+old" } });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const old = await waitForDaemonPid(home.dir);
+  // Busy: a turn is running, so the new build's shim uses the old daemon and says so.
+  model.enqueue({ content: ["working "], hang: true });
+  const pending = agent.prompt(sessionId, "long");
+  pending.catch(() => undefined);
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  const busy = spawn({ env: { REASONIX_BUILD_ID: "0.1.0+new" } });
+  await busy.initialize();
+  assert.equal(await waitForDaemonPid(home.dir), old);
+  assert.match(busy.stderr(), /build 0\.1\.0\+old .* is busy/);
+  await busy.closeStdin();
+  await agent.cancel(sessionId);
+  await pending;
+  await agent.closeStdin();
+
+  // Idle, nobody attached: the next new-build shim drains it and starts its own.
+  const fresh = spawn({ env: { REASONIX_BUILD_ID: "0.1.0+new" } });
+  await fresh.initialize();
+  assert.equal(await waitForPidExit(old, 5000), true);
+  const info = JSON.parse(readFileSync(join(home.dir, "run", "daemon.json"), "utf8"));
+  assert.notEqual(info.pid, old);
+  assert.equal(info.build, "0.1.0+new");
+  // The session survived the handover.
+  const loaded = await fresh.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
+  assert.ok(loaded.configOptions);
+});

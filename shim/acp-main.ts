@@ -1,0 +1,11 @@
+/**
+ * Entry of the `reasonix acp` hot path. The build bundles it with everything it imports into one
+ * file (dist/shim-acp.js): on these machines each extra ES module costs the start ~3 ms, and the
+ * editor waits for every one of them.
+ */
+import { runAcp } from "./acp.js";
+
+runAcp(process.argv.slice(3)).catch((err: unknown) => {
+  process.stderr.write(`reasonix acp: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
