@@ -20,7 +20,7 @@ export function initialize(params: z.output<typeof InitializeRequest>, conn: Acp
     agentCapabilities: {
       loadSession: true,
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
-      mcpCapabilities: { http: false, sse: false },
+      mcpCapabilities: { http: true, sse: true },
       sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {} },
       _meta: reasonixCapabilities(),
     },

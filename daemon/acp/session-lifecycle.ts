@@ -44,6 +44,7 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
     env: conn.info.env,
   });
   session.attach(conn);
+  session.connectMcp(params.mcpServers);
   conn.lastActive = Date.now();
   await session.refreshCommands();
   const result: NewSessionResponse = { sessionId: session.id, ...sessionControls(session, conn.services) };
@@ -55,6 +56,7 @@ export async function loadSession(params: z.output<typeof LoadSessionRequest>, c
   session.env = conn.info.env;
   // A window that loads again gets the whole history again, once.
   session.detach(conn);
+  session.connectMcp(params.mcpServers);
   await session.refreshCommands();
   await session.replayTo(conn);
   conn.lastActive = Date.now();
@@ -65,6 +67,7 @@ export async function loadSession(params: z.output<typeof LoadSessionRequest>, c
 export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
   const session = await conn.services.sessions.get(params.sessionId);
   session.env = conn.info.env;
+  session.connectMcp(params.mcpServers);
   await session.refreshCommands();
   session.attach(conn);
   conn.lastActive = Date.now();

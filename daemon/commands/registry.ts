@@ -6,7 +6,8 @@
 import { join } from "node:path";
 import type { AvailableCommand } from "@agentclientprotocol/sdk";
 import { BUILTIN_COMMANDS, type BuiltinCommand } from "./builtin.js";
-import { expandTemplate, loadCustomCommands, parseSlash, type CustomCommand } from "./custom.js";
+import { expandTemplate, loadCustomCommands, parseSlash, splitArgs, type CustomCommand } from "./custom.js";
+import type { McpPromptInfo } from "../mcp/hub.js";
 import { pluginCommands } from "../plugins/actions.js";
 import type { Plugin } from "../plugins/manifest.js";
 
@@ -14,6 +15,7 @@ export type Resolved =
   | { kind: "local"; command: BuiltinCommand; args: string }
   | { kind: "template"; name: string; text: string }
   | { kind: "plugin"; name: string; args: string }
+  | { kind: "mcp"; server: string; prompt: string; args: Record<string, string> }
   | { kind: "none" };
 
 export function commandDirs(configDir: string, cwd: string): string[] {
@@ -24,11 +26,12 @@ export class CommandSet {
   private constructor(
     private readonly custom: CustomCommand[],
     private readonly plugins: readonly Plugin[],
+    private readonly prompts: readonly McpPromptInfo[],
   ) {}
 
-  static async load(dirs: string[], plugins: readonly Plugin[]): Promise<CommandSet> {
+  static async load(dirs: string[], plugins: readonly Plugin[], prompts: readonly McpPromptInfo[] = []): Promise<CommandSet> {
     const custom = (await loadCustomCommands(dirs)).filter((c) => !BUILTIN_COMMANDS.some((b) => b.name === c.name));
-    return new CommandSet(custom, plugins);
+    return new CommandSet(custom, plugins, prompts);
   }
 
   available(): AvailableCommand[] {
@@ -38,6 +41,7 @@ export class CommandSet {
       ...pluginCommands(this.plugins)
         .filter((p) => !this.custom.some((c) => c.name === p.name))
         .map((p) => ({ name: p.name, description: p.description, ...(p.hint ? { input: { hint: p.hint } } : {}) })),
+      ...this.prompts.map((p) => ({ name: `${p.server}:${p.name}`, description: p.description, ...(p.args.length ? { input: { hint: p.args.map((a) => `<${a}>`).join(" ") } } : {}) })),
     ];
   }
 
@@ -57,6 +61,17 @@ export class CommandSet {
     const action = this.plugins.find((p) => p.name === pluginName)?.actions.find((a) => a.name === actionName);
     if (action?.prompt !== undefined) return { kind: "template", name: slash.name, text: expandTemplate(action.prompt, slash.args) };
     if (action) return { kind: "plugin", name: slash.name, args: slash.args };
+    const prompt = this.prompts.find((p) => p.server === pluginName && p.name === actionName);
+    if (prompt) {
+      // Positional words fill the prompt's arguments in order; the last one takes the rest.
+      const words = splitArgs(slash.args);
+      const args: Record<string, string> = {};
+      prompt.args.forEach((name, i) => {
+        const value = i === prompt.args.length - 1 ? words.slice(i).join(" ") : words[i];
+        if (value) args[name] = value;
+      });
+      return { kind: "mcp", server: prompt.server, prompt: prompt.name, args };
+    }
     return { kind: "none" };
   }
 }

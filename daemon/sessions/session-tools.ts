@@ -30,11 +30,16 @@ export interface SessionToolsHost {
 export class SessionTools {
   readonly memory = new ApprovalMemory();
   /** Fixed for the session: the provider's prefix cache depends on a stable tool list. */
-  private readonly tools: ReadonlyMap<string, Tool>;
-  private readonly specs: ToolSpec[];
+  private tools: ReadonlyMap<string, Tool> = new Map();
+  private specs: ToolSpec[] = [];
 
   constructor(private readonly host: SessionToolsHost) {
-    const list = builtinTools();
+    this.setExtra([]);
+  }
+
+  /** Built-ins first, then the MCP servers' tools; set before the first turn and on a reload only. */
+  setExtra(extra: Tool[]): void {
+    const list = [...builtinTools(), ...extra];
     this.tools = new Map(list.map((t) => [t.name, t]));
     this.specs = list.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
   }

@@ -23,6 +23,9 @@ import { join } from "node:path";
 import { loadPlugins, type Plugin } from "../plugins/manifest.js";
 import { runAction } from "../plugins/actions.js";
 import { SurfaceEmitter } from "./surfaces.js";
+import { McpHub } from "../mcp/hub.js";
+import { mcpTools } from "../mcp/tools.js";
+import type { McpServer } from "../../shared/acp-schemas.js";
 import { SessionMeter, STATUS_UPDATE_METHOD } from "./meter.js";
 import { EditorRouter } from "./editor-router.js";
 import { PermissionBroker } from "./permission-broker.js";
@@ -32,6 +35,8 @@ import { promptToText, titleFrom } from "./prompt-text.js";
 import type { ChatMessage, ClientPort, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate, StopReason } from "./types.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
+/** How long the first turn waits for MCP servers still starting. */
+const MCP_READY_MS = 15_000;
 
 export interface SessionDeps {
   store: Store;
@@ -79,6 +84,10 @@ export class Session {
   readonly broker: PermissionBroker;
   private readonly tools: SessionTools;
   private commands: CommandSet | undefined;
+  /** Replaced as a whole by a reload. */
+  mcp: McpHub;
+  private mcpSpecs: McpServer[] = [];
+  private toolsSettled = false;
   private plugins: Plugin[] | undefined;
 
   readonly driver: InboxDriver;
@@ -93,6 +102,7 @@ export class Session {
     readonly inbox: Inbox,
   ) {
     this.driver = new InboxDriver(this, inbox, deps.log.child({ sessionId: record.id }));
+    this.mcp = new McpHub(deps.log.child({ sessionId: record.id, component: "mcp" }));
     this.meter = new SessionMeter(record.costs);
     this.writer = new SessionWriter(deps.store, deps.log);
     this.log = deps.log.child({ sessionId: record.id });
@@ -221,7 +231,15 @@ export class Session {
     await this.refreshCommands();
     const resolved = this.commands!.resolve(text);
     // Fail before anything is recorded when no key is configured: the client can run setup.
-    if (resolved.kind === "template" || resolved.kind === "none") this.deps.createModel(this.record.model, this.env, this.record.effort);
+    if (resolved.kind === "template" || resolved.kind === "none" || resolved.kind === "mcp") this.deps.createModel(this.record.model, this.env, this.record.effort);
+    let mcpText: string | undefined;
+    if (resolved.kind === "mcp") {
+      try {
+        mcpText = await this.mcp.promptText(resolved.server, resolved.prompt, resolved.args);
+      } catch (err) {
+        throw RpcError.internal(`The MCP prompt /${resolved.server}:${resolved.prompt} failed: ${(err as Error).message}`);
+      }
+    }
     // A prompt that must wait is committed to the inbox first, so a crash cannot lose it.
     const parked = !queued && this.busy ? (await this.inbox.enqueue({ text, intent: "followup", source: "prompt" })).item : undefined;
     const previous = this.tail;
@@ -243,7 +261,7 @@ export class Session {
       if (resolved.kind === "plugin") {
         return await this.runTurnOnce({ origin, shown: blocks, local: (signal) => this.runPluginAction(resolved.name, resolved.args, signal) });
       }
-      const modelText = resolved.kind === "template" ? resolved.text : text;
+      const modelText = resolved.kind === "template" ? resolved.text : (mcpText ?? text);
       if (this.record.mode === "goal" && !this.record.goal) {
         this.record.goal = { text: modelText, status: "active", turns: 0, startedAt: new Date().toISOString() };
         this.addNote(GOAL_NOTE);
@@ -314,6 +332,7 @@ export class Session {
       if (input.local) {
         await input.local(turn.controller.signal);
       } else {
+        await this.settleTools();
         const model = this.deps.createModel(this.record.model, this.env, this.record.effort);
         stopReason = await runTurn(
           {
@@ -377,7 +396,7 @@ export class Session {
       for (const e of errors) this.log.warn({ error: e }, "plugin skipped");
       this.plugins = plugins;
     }
-    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd), this.plugins);
+    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd), this.plugins, this.mcp.prompts());
     const changed = this.commands !== undefined && !next.sameAs(this.commands);
     this.commands = next;
     if (changed) for (const port of this.attachments) this.sendCommands(port);
@@ -392,7 +411,7 @@ export class Session {
       record: this.record,
       queuedPrompts: this.waiting,
       pendingPermissions: this.broker.pending.size,
-      mcpServers: [],
+      mcpServers: this.mcp.status().map((s) => `${s.name} (${s.transport}): ${s.status}${s.status === "connected" ? `, ${s.tools} tools, ${s.prompts} prompts` : ""}${s.error ? ` — ${s.error}` : ""}`),
       models: () => listModels(this.deps.config()).map((m) => m.ref),
       setModel: async (ref) => {
         await setModel(this, ref, undefined);
@@ -412,6 +431,29 @@ export class Session {
     return this.deps.config();
   }
 
+  /** The client's MCP servers for this session; connected once, in the background. */
+  connectMcp(servers: McpServer[]): void {
+    if (servers.length === 0 || this.mcp.configured) return;
+    this.mcpSpecs = servers;
+    this.mcp.start(servers, { ...process.env, ...this.env }, this.record.cwd);
+    // Their prompts join the slash menu as soon as the servers answer, before any turn.
+    void this.mcp.ready(MCP_READY_MS).then(() => this.refreshCommands()).catch(() => undefined);
+  }
+
+  /**
+   * Before the first model request: wait (briefly) for the MCP servers and fix the tool list. From
+   * then on it stays as it is until a reload, so every request repeats the same tools.
+   */
+  private async settleTools(): Promise<void> {
+    if (this.toolsSettled) return;
+    if (this.mcp.configured) {
+      await this.mcp.ready(MCP_READY_MS);
+      this.tools.setExtra(mcpTools(this.mcp));
+      await this.refreshCommands();
+    }
+    this.toolsSettled = true;
+  }
+
   /**
    * Rebuilds the runtime (plugins, custom commands, provider configuration) and swaps it in only when
    * all of it loaded: a broken manifest leaves the previous runtime in place and says why.
@@ -423,7 +465,17 @@ export class Session {
     } catch (err) {
       throw RpcError.internal(`Reload failed, the previous extensions stay active: ${(err as Error).message}`);
     }
-    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd), plugins);
+    // MCP servers restart too; their tools join the list now, the one time it may change.
+    await this.mcp.close();
+    const hub = new McpHub(this.deps.log.child({ sessionId: this.id, component: "mcp" }));
+    this.mcp = hub;
+    if (this.mcpSpecs.length > 0) {
+      hub.start(this.mcpSpecs, { ...process.env, ...this.env }, this.record.cwd);
+      await hub.ready(MCP_READY_MS);
+    }
+    this.tools.setExtra(mcpTools(hub));
+    this.toolsSettled = true;
+    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd), plugins, hub.prompts());
     this.plugins = plugins;
     this.commands = next;
     for (const port of this.attachments) this.sendCommands(port);
@@ -557,6 +609,7 @@ export class Session {
   async stop(): Promise<void> {
     this.stopped = true;
     this.driver.stop();
+    void this.mcp.close();
     this.cancel();
     await this.tail;
     await this.commit();

@@ -1,0 +1,178 @@
+/**
+ * A session's MCP servers (the ones its client passed in mcpServers): connected in the background
+ * with @modelcontextprotocol/sdk, their tools offered to the model as `mcp__<server>__<tool>` and
+ * their prompts as `/<server>:<prompt>`. A server that fails to start or dies is reported, never
+ * fatal: the session and the other servers go on. The SDK loads on first use.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Logger } from "../log.js";
+import type { McpServer } from "../../shared/acp-schemas.js";
+
+export interface McpToolInfo {
+  server: string;
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  readOnly: boolean;
+}
+
+export interface McpPromptInfo {
+  server: string;
+  name: string;
+  description: string;
+  args: string[];
+}
+
+interface ServerState {
+  name: string;
+  transport: "stdio" | "http" | "sse";
+  status: "connecting" | "connected" | "failed" | "closed";
+  error?: string;
+  client?: Client;
+  tools: McpToolInfo[];
+  prompts: McpPromptInfo[];
+}
+
+const pairs = (v: Array<{ name: string; value: string }> | Record<string, string>): Record<string, string> =>
+  Array.isArray(v) ? Object.fromEntries(v.map((e) => [e.name, e.value])) : { ...v };
+
+/** Tool names the model sees: letters, digits, `_` and `-` only, as providers require. */
+export function mcpToolName(server: string, tool: string): string {
+  return `mcp__${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
+}
+
+export class McpHub {
+  private readonly servers = new Map<string, ServerState>();
+  private readyPromise: Promise<void> = Promise.resolve();
+
+  constructor(private readonly log: Logger) {}
+
+  get configured(): boolean {
+    return this.servers.size > 0;
+  }
+
+  /** Starts connecting every server; `ready()` resolves when all have connected or failed. */
+  start(list: McpServer[], env: Record<string, string | undefined>, cwd: string): void {
+    const jobs: Promise<void>[] = [];
+    for (const spec of list) {
+      if (this.servers.has(spec.name)) continue;
+      const state: ServerState = { name: spec.name, transport: "type" in spec ? (spec.type as "http" | "sse") : "stdio", status: "connecting", tools: [], prompts: [] };
+      this.servers.set(spec.name, state);
+      jobs.push(this.connect(state, spec, env, cwd));
+    }
+    this.readyPromise = Promise.all([this.readyPromise, ...jobs]).then(() => undefined);
+  }
+
+  /** Waits for the servers, but never longer than `timeoutMs`: a slow server joins late or not at all. */
+  async ready(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.readyPromise, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  private async connect(state: ServerState, spec: McpServer, env: Record<string, string | undefined>, cwd: string): Promise<void> {
+    try {
+      const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+      const client = new Client({ name: "reasonix", version: "0.1.0" });
+      if ("type" in spec && (spec.type === "http" || spec.type === "sse")) {
+        const headers = pairs(spec.headers as Array<{ name: string; value: string }> | Record<string, string>);
+        const url = new URL(spec.url as string);
+        if (spec.type === "http") {
+          const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+          await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+        } else {
+          const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
+          await client.connect(new SSEClientTransport(url, { requestInit: { headers } }));
+        }
+      } else {
+        const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+        const stdio = spec as { command: string; args: string[]; env: Array<{ name: string; value: string }> | Record<string, string> };
+        const base = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
+        const transport = new StdioClientTransport({ command: stdio.command, args: stdio.args, env: { ...base, ...pairs(stdio.env) }, cwd, stderr: "pipe" });
+        let stderrTail = "";
+        transport.stderr?.on("data", (c: Buffer) => (stderrTail = (stderrTail + c.toString()).slice(-2000)));
+        transport.onclose = () => {
+          if (state.status === "connected") {
+            state.status = "failed";
+            state.error = `the server exited${stderrTail ? `: ${stderrTail.trim().split("\n").at(-1)}` : ""}`;
+            this.log.warn({ server: state.name }, "MCP server exited");
+          }
+        };
+        await client.connect(transport).catch((err: unknown) => {
+          throw new Error(`${(err as Error).message}${stderrTail ? ` (${stderrTail.trim().split("\n").at(-1)})` : ""}`);
+        });
+      }
+      state.client = client;
+      const caps = client.getServerCapabilities();
+      if (caps?.tools) {
+        const { tools } = await client.listTools();
+        state.tools = tools.map((t) => ({
+          server: state.name,
+          name: t.name,
+          description: t.description ?? `${t.name} (MCP server ${state.name})`,
+          inputSchema: (t.inputSchema as Record<string, unknown>) ?? { type: "object" },
+          readOnly: t.annotations?.readOnlyHint === true,
+        }));
+      }
+      if (caps?.prompts) {
+        const { prompts } = await client.listPrompts();
+        state.prompts = prompts.map((p) => ({ server: state.name, name: p.name, description: p.description ?? `MCP prompt ${p.name}`, args: (p.arguments ?? []).map((a) => a.name) }));
+      }
+      state.status = "connected";
+      this.log.info({ server: state.name, tools: state.tools.length, prompts: state.prompts.length }, "MCP server connected");
+    } catch (err) {
+      state.status = "failed";
+      state.error = (err as Error).message.split("\n")[0];
+      this.log.warn({ server: state.name, error: state.error }, "MCP server failed to connect");
+    }
+  }
+
+  tools(): McpToolInfo[] {
+    return [...this.servers.values()].filter((s) => s.status === "connected").flatMap((s) => s.tools);
+  }
+
+  prompts(): McpPromptInfo[] {
+    return [...this.servers.values()].filter((s) => s.status === "connected").flatMap((s) => s.prompts);
+  }
+
+  status(): Array<{ name: string; transport: string; status: string; tools: number; prompts: number; error?: string }> {
+    return [...this.servers.values()].map((s) => ({ name: s.name, transport: s.transport, status: s.status, tools: s.tools.length, prompts: s.prompts.length, ...(s.error ? { error: s.error } : {}) }));
+  }
+
+  private live(server: string): Client {
+    const s = this.servers.get(server);
+    if (!s || s.status !== "connected" || !s.client) throw new Error(`MCP server "${server}" is not connected${s?.error ? `: ${s.error}` : ""}`);
+    return s.client;
+  }
+
+  async callTool(server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean; content: unknown[] }> {
+    const result = await this.live(server).callTool({ name: tool, arguments: args }, undefined, { signal, timeout: 300_000 });
+    const content = (result.content as unknown[] | undefined) ?? [];
+    const text = content
+      .map((c) => {
+        const block = c as { type: string; text?: string; resource?: { uri?: string; text?: string }; mimeType?: string; uri?: string };
+        if (block.type === "text") return block.text ?? "";
+        if (block.type === "resource") return block.resource?.text ?? `[resource ${block.resource?.uri ?? ""}]`;
+        if (block.type === "resource_link") return `[${block.uri ?? "resource"}]`;
+        return `[${block.type}${block.mimeType ? ` ${block.mimeType}` : ""} omitted]`;
+      })
+      .join("\n");
+    return { text: text || (result.structuredContent ? JSON.stringify(result.structuredContent) : "(no output)"), isError: result.isError === true, content };
+  }
+
+  async promptText(server: string, prompt: string, args: Record<string, string>): Promise<string> {
+    const result = await this.live(server).getPrompt({ name: prompt, arguments: args });
+    return result.messages
+      .map((m) => (m.content.type === "text" ? m.content.text : m.content.type === "resource" && "text" in m.content.resource ? String(m.content.resource.text) : `[${m.content.type} omitted]`))
+      .join("\n\n");
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(
+      [...this.servers.values()].map(async (s) => {
+        s.status = "closed";
+        await s.client?.close().catch(() => undefined);
+      }),
+    );
+  }
+}
