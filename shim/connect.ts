@@ -2,7 +2,6 @@
  * Finds the daemon or starts it. Race-free by construction: the daemon's store lock elects one
  * winner, the losers say "already-running", and the shim never deletes anything; it only retries.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, openSync, closeSync, readFileSync } from "node:fs";
 import { HandshakeError, UnixWebSocket } from "./ws-client.js";
 import type { Paths } from "../shared/paths.js";
@@ -47,7 +46,9 @@ export function openSocket(paths: Paths, opts: { model?: string | undefined }): 
 }
 
 /** Spawns `reasonix daemon run` detached and waits for its one-word answer on fd 3. */
-export function startDaemon(paths: Paths): Promise<"ready" | "already-running"> {
+export async function startDaemon(paths: Paths): Promise<"ready" | "already-running"> {
+  // Only a cold start spawns anything; a warm start never pays for loading child_process.
+  const { spawn } = await import("node:child_process");
   mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
   const logFd = openSync(paths.logFile, "a", 0o600);
   const child = spawn(process.execPath, [BIN_PATH, "daemon", "run"], {
