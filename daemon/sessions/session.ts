@@ -13,18 +13,15 @@ import { systemPrompt } from "../agent/system-prompt.js";
 import type { ChatModel, Usage } from "../provider/types.js";
 import type { DaemonConfig } from "../config/config.js";
 import { listModels } from "../provider/registry.js";
-import { CommandSet, commandDirs } from "../commands/registry.js";
 import type { CommandHost } from "../commands/builtin.js";
 import { continuationText, GOAL_NOTE, nextGoalStep, type GoalBounds } from "./goal.js";
 import { approvePlan, reportGoal, setMode, setModel } from "./settings.js";
 import type { Inbox, InboxItem } from "../inbox/inbox.js";
 import { InboxDriver } from "./inbox-driver.js";
-import { join } from "node:path";
-import { loadPlugins, type Plugin } from "../plugins/manifest.js";
 import { runAction } from "../plugins/actions.js";
 import { SurfaceEmitter } from "./surfaces.js";
-import { McpHub } from "../mcp/hub.js";
-import { mcpTools } from "../mcp/tools.js";
+import { SessionRuntime } from "./runtime.js";
+import { statusSnapshot } from "./status.js";
 import type { McpServer } from "../../shared/acp-schemas.js";
 import { SessionMeter, STATUS_UPDATE_METHOD } from "./meter.js";
 import { EditorRouter } from "./editor-router.js";
@@ -35,8 +32,6 @@ import { promptToText, titleFrom } from "./prompt-text.js";
 import type { ChatMessage, ClientPort, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate, StopReason } from "./types.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
-/** How long the first turn waits for MCP servers still starting. */
-const MCP_READY_MS = 15_000;
 
 export interface SessionDeps {
   store: Store;
@@ -83,12 +78,7 @@ export class Session {
   readonly router: EditorRouter;
   readonly broker: PermissionBroker;
   private readonly tools: SessionTools;
-  private commands: CommandSet | undefined;
-  /** Replaced as a whole by a reload. */
-  mcp: McpHub;
-  private mcpSpecs: McpServer[] = [];
-  private toolsSettled = false;
-  private plugins: Plugin[] | undefined;
+  private readonly runtime: SessionRuntime;
 
   readonly driver: InboxDriver;
   readonly meter: SessionMeter;
@@ -102,7 +92,6 @@ export class Session {
     readonly inbox: Inbox,
   ) {
     this.driver = new InboxDriver(this, inbox, deps.log.child({ sessionId: record.id }));
-    this.mcp = new McpHub(deps.log.child({ sessionId: record.id, component: "mcp" }));
     this.meter = new SessionMeter(record.costs);
     this.writer = new SessionWriter(deps.store, deps.log);
     this.log = deps.log.child({ sessionId: record.id });
@@ -129,6 +118,15 @@ export class Session {
       router: this.router,
       broker: this.broker,
       live: () => this.active?.open === true,
+    });
+    this.runtime = new SessionRuntime({
+      sessionId: record.id,
+      cwd: record.cwd,
+      configDir: deps.configDir,
+      log: this.log,
+      env: () => this.env,
+      attachments: () => this.attachments,
+      tools: this.tools,
     });
     if (historyMessages.length === 0) {
       this.appendHistory({ role: "system", content: systemPrompt(record.cwd, record.additionalDirectories) });
@@ -229,13 +227,13 @@ export class Session {
     const text = promptToText(blocks);
     if (text.length === 0) throw RpcError.invalidParams("prompt is empty");
     await this.refreshCommands();
-    const resolved = this.commands!.resolve(text);
+    const resolved = this.runtime.resolve(text);
     // Fail before anything is recorded when no key is configured: the client can run setup.
     if (resolved.kind === "template" || resolved.kind === "none" || resolved.kind === "mcp") this.deps.createModel(this.record.model, this.env, this.record.effort);
     let mcpText: string | undefined;
     if (resolved.kind === "mcp") {
       try {
-        mcpText = await this.mcp.promptText(resolved.server, resolved.prompt, resolved.args);
+        mcpText = await this.runtime.mcp.promptText(resolved.server, resolved.prompt, resolved.args);
       } catch (err) {
         throw RpcError.internal(`The MCP prompt /${resolved.server}:${resolved.prompt} failed: ${(err as Error).message}`);
       }
@@ -332,7 +330,7 @@ export class Session {
       if (input.local) {
         await input.local(turn.controller.signal);
       } else {
-        await this.settleTools();
+        await this.runtime.settleTools();
         const model = this.deps.createModel(this.record.model, this.env, this.record.effort);
         stopReason = await runTurn(
           {
@@ -389,21 +387,21 @@ export class Session {
   }
 
   /** Reloads the slash commands; when the set changed, every attached window hears of it. */
-  async refreshCommands(): Promise<void> {
-    // Plugins load once per runtime (leniently here); only reloadExtensions swaps them, atomically.
-    if (!this.plugins) {
-      const { plugins, errors } = await loadPlugins(join(this.deps.configDir, "plugins"), { strict: false });
-      for (const e of errors) this.log.warn({ error: e }, "plugin skipped");
-      this.plugins = plugins;
-    }
-    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd), this.plugins, this.mcp.prompts());
-    const changed = this.commands !== undefined && !next.sameAs(this.commands);
-    this.commands = next;
-    if (changed) for (const port of this.attachments) this.sendCommands(port);
+  refreshCommands(): Promise<void> {
+    return this.runtime.refreshCommands();
   }
 
   sendCommands(port: ClientPort): void {
-    if (!port.closed && this.commands) port.sendUpdate(this.id, { sessionUpdate: "available_commands_update", availableCommands: this.commands.available() });
+    this.runtime.sendCommands(port);
+  }
+
+  /** Rebuilds plugins, MCP servers and commands atomically (reloadExtensions). */
+  reloadRuntime(): Promise<void> {
+    return this.runtime.reload();
+  }
+
+  connectMcp(servers: McpServer[]): void {
+    this.runtime.connectMcp(servers);
   }
 
   private commandHost(): CommandHost {
@@ -411,14 +409,14 @@ export class Session {
       record: this.record,
       queuedPrompts: this.waiting,
       pendingPermissions: this.broker.pending.size,
-      mcpServers: this.mcp.status().map((s) => `${s.name} (${s.transport}): ${s.status}${s.status === "connected" ? `, ${s.tools} tools, ${s.prompts} prompts` : ""}${s.error ? ` — ${s.error}` : ""}`),
+      mcpServers: this.runtime.mcpStatusLines(),
       models: () => listModels(this.deps.config()).map((m) => m.ref),
       setModel: async (ref) => {
         await setModel(this, ref, undefined);
         return this.record.model;
       },
       listSessions: () => this.deps.listSessions(this.record.cwd),
-      commands: () => this.commands?.available() ?? [],
+      commands: () => this.runtime.available(),
     };
   }
 
@@ -431,58 +429,8 @@ export class Session {
     return this.deps.config();
   }
 
-  /** The client's MCP servers for this session; connected once, in the background. */
-  connectMcp(servers: McpServer[]): void {
-    if (servers.length === 0 || this.mcp.configured) return;
-    this.mcpSpecs = servers;
-    this.mcp.start(servers, { ...process.env, ...this.env }, this.record.cwd);
-    // Their prompts join the slash menu as soon as the servers answer, before any turn.
-    void this.mcp.ready(MCP_READY_MS).then(() => this.refreshCommands()).catch(() => undefined);
-  }
-
-  /**
-   * Before the first model request: wait (briefly) for the MCP servers and fix the tool list. From
-   * then on it stays as it is until a reload, so every request repeats the same tools.
-   */
-  private async settleTools(): Promise<void> {
-    if (this.toolsSettled) return;
-    if (this.mcp.configured) {
-      await this.mcp.ready(MCP_READY_MS);
-      this.tools.setExtra(mcpTools(this.mcp));
-      await this.refreshCommands();
-    }
-    this.toolsSettled = true;
-  }
-
-  /**
-   * Rebuilds the runtime (plugins, custom commands, provider configuration) and swaps it in only when
-   * all of it loaded: a broken manifest leaves the previous runtime in place and says why.
-   */
-  async reloadRuntime(): Promise<void> {
-    let plugins: Plugin[];
-    try {
-      ({ plugins } = await loadPlugins(join(this.deps.configDir, "plugins"), { strict: true }));
-    } catch (err) {
-      throw RpcError.internal(`Reload failed, the previous extensions stay active: ${(err as Error).message}`);
-    }
-    // MCP servers restart too; their tools join the list now, the one time it may change.
-    await this.mcp.close();
-    const hub = new McpHub(this.deps.log.child({ sessionId: this.id, component: "mcp" }));
-    this.mcp = hub;
-    if (this.mcpSpecs.length > 0) {
-      hub.start(this.mcpSpecs, { ...process.env, ...this.env }, this.record.cwd);
-      await hub.ready(MCP_READY_MS);
-    }
-    this.tools.setExtra(mcpTools(hub));
-    this.toolsSettled = true;
-    const next = await CommandSet.load(commandDirs(this.deps.configDir, this.record.cwd), plugins, hub.prompts());
-    this.plugins = plugins;
-    this.commands = next;
-    for (const port of this.attachments) this.sendCommands(port);
-  }
-
   private async runPluginAction(name: string, args: string, signal: AbortSignal): Promise<void> {
-    const result = await runAction(this.plugins ?? [], name, args, { env: { ...process.env, ...this.env }, signal });
+    const result = await runAction(this.runtime.plugins, name, args, { env: { ...process.env, ...this.env }, signal });
     if (!result) {
       this.emitForTurn(commandAnswer(`No plugin action named ${name}.`));
       return;
@@ -496,27 +444,15 @@ export class Session {
 
   /** The `_reasonix.io/session/status` object (schema version 1). */
   statusSnapshot(): Record<string, unknown> {
-    const config = this.deps.config();
-    const r = this.record;
-    const waiting = this.broker.pending.size > 0;
-    const outcome = this.meter.outcome;
-    const phase = this.active ? (waiting ? "waiting_permission" : "working") : !outcome ? "idle" : outcome.kind === "max_turn_requests" ? "paused" : outcome.kind;
-    return {
-      schemaVersion: 1,
-      sequence: ++this.statusSequence,
-      sessionId: r.id,
-      state: this.active ? "running" : "idle",
-      phase,
-      model: r.model,
-      effort: r.effort,
-      mode: r.mode,
-      toolApproval: r.toolApproval,
-      goal: r.goal ? { status: r.goal.status, objective: r.goal.text, turns: r.goal.turns, startedAt: r.goal.startedAt, ...(r.goal.summary ? { summary: r.goal.summary } : {}) } : null,
-      turnOutcome: outcome ?? null,
+    return statusSnapshot({
+      record: this.record,
+      running: this.active !== undefined,
       pendingPermissions: this.broker.pending.size,
       inbox: { depth: this.inbox.depth(), paused: this.inbox.paused },
-      usage: { turn: this.meter.usageObject(config, "turn"), cumulative: this.meter.usageObject(config, "cumulative") },
-    };
+      meter: this.meter,
+      config: this.deps.config(),
+      sequence: ++this.statusSequence,
+    });
   }
 
   /** `_reasonix.io/session/status_update` to every window; vendor data, so not in the ledger. */
@@ -609,7 +545,7 @@ export class Session {
   async stop(): Promise<void> {
     this.stopped = true;
     this.driver.stop();
-    void this.mcp.close();
+    void this.runtime.close();
     this.cancel();
     await this.tail;
     await this.commit();

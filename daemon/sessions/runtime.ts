@@ -1,0 +1,135 @@
+/**
+ * A session's runtime: its slash commands, installed plugins and MCP servers, and the tool list they
+ * settle. Built once when the session goes live (leniently: a broken plugin is skipped and logged)
+ * and rebuilt only by reloadExtensions, atomically: a broken manifest keeps the previous runtime.
+ */
+import { join } from "node:path";
+import type { AvailableCommand } from "@agentclientprotocol/sdk";
+import { RpcError } from "../../shared/jsonrpc.js";
+import type { McpServer } from "../../shared/acp-schemas.js";
+import type { Logger } from "../log.js";
+import { CommandSet, commandDirs, type Resolved } from "../commands/registry.js";
+import { loadPlugins, type Plugin } from "../plugins/manifest.js";
+import { McpHub } from "../mcp/hub.js";
+import { mcpTools } from "../mcp/tools.js";
+import type { SessionTools } from "./session-tools.js";
+import type { ClientPort } from "./types.js";
+
+/** How long the first turn waits for MCP servers still starting. */
+const MCP_READY_MS = 15_000;
+
+export interface RuntimeHost {
+  sessionId: string;
+  cwd: string;
+  configDir: string;
+  log: Logger;
+  env(): Record<string, string | undefined>;
+  attachments(): Iterable<ClientPort>;
+  tools: SessionTools;
+}
+
+export class SessionRuntime {
+  private commands: CommandSet | undefined;
+  private pluginList: Plugin[] | undefined;
+  private hub: McpHub;
+  private mcpSpecs: McpServer[] = [];
+  private toolsSettled = false;
+
+  constructor(private readonly host: RuntimeHost) {
+    this.hub = this.newHub();
+  }
+
+  get mcp(): McpHub {
+    return this.hub;
+  }
+
+  get plugins(): readonly Plugin[] {
+    return this.pluginList ?? [];
+  }
+
+  private newHub(): McpHub {
+    return new McpHub(this.host.log.child({ component: "mcp" }));
+  }
+
+  private processEnv(): Record<string, string | undefined> {
+    return { ...process.env, ...this.host.env() };
+  }
+
+  /** The client's MCP servers; connected once, in the background. */
+  connectMcp(servers: McpServer[]): void {
+    if (servers.length === 0 || this.hub.configured) return;
+    this.mcpSpecs = servers;
+    this.hub.start(servers, this.processEnv(), this.host.cwd);
+    // Their prompts join the slash menu as soon as the servers answer, before any turn.
+    void this.hub.ready(MCP_READY_MS).then(() => this.refreshCommands()).catch(() => undefined);
+  }
+
+  /**
+   * Before the first model request: wait (briefly) for the MCP servers and fix the tool list. From
+   * then on it stays as it is until a reload, so every request repeats the same tools.
+   */
+  async settleTools(): Promise<void> {
+    if (this.toolsSettled) return;
+    if (this.hub.configured) {
+      await this.hub.ready(MCP_READY_MS);
+      this.host.tools.setExtra(mcpTools(this.hub));
+      await this.refreshCommands();
+    }
+    this.toolsSettled = true;
+  }
+
+  /** Reloads the custom commands (cheap, on every prompt); when the set changed, every window hears. */
+  async refreshCommands(): Promise<void> {
+    if (!this.pluginList) {
+      const { plugins, errors } = await loadPlugins(join(this.host.configDir, "plugins"), { strict: false });
+      for (const e of errors) this.host.log.warn({ error: e }, "plugin skipped");
+      this.pluginList = plugins;
+    }
+    const next = await CommandSet.load(commandDirs(this.host.configDir, this.host.cwd), this.pluginList, this.hub.prompts());
+    const changed = this.commands !== undefined && !next.sameAs(this.commands);
+    this.commands = next;
+    if (changed) for (const port of this.host.attachments()) this.sendCommands(port);
+  }
+
+  available(): AvailableCommand[] {
+    return this.commands?.available() ?? [];
+  }
+
+  resolve(text: string): Resolved {
+    return this.commands?.resolve(text) ?? { kind: "none" };
+  }
+
+  sendCommands(port: ClientPort): void {
+    if (!port.closed && this.commands) port.sendUpdate(this.host.sessionId, { sessionUpdate: "available_commands_update", availableCommands: this.commands.available() });
+  }
+
+  /** Rebuilds plugins, MCP servers and commands, and swaps them in only when all of it loaded. */
+  async reload(): Promise<void> {
+    let plugins: Plugin[];
+    try {
+      ({ plugins } = await loadPlugins(join(this.host.configDir, "plugins"), { strict: true }));
+    } catch (err) {
+      throw RpcError.internal(`Reload failed, the previous extensions stay active: ${(err as Error).message}`);
+    }
+    // MCP servers restart too; their tools join the list now, the one time it may change.
+    await this.hub.close();
+    this.hub = this.newHub();
+    if (this.mcpSpecs.length > 0) {
+      this.hub.start(this.mcpSpecs, this.processEnv(), this.host.cwd);
+      await this.hub.ready(MCP_READY_MS);
+    }
+    this.host.tools.setExtra(mcpTools(this.hub));
+    this.toolsSettled = true;
+    this.commands = await CommandSet.load(commandDirs(this.host.configDir, this.host.cwd), plugins, this.hub.prompts());
+    this.pluginList = plugins;
+    for (const port of this.host.attachments()) this.sendCommands(port);
+  }
+
+  mcpStatusLines(): string[] {
+    return this.hub.status().map((s) => `${s.name} (${s.transport}): ${s.status}${s.status === "connected" ? `, ${s.tools} tools, ${s.prompts} prompts` : ""}${s.error ? ` — ${s.error}` : ""}`);
+  }
+
+  close(): Promise<void> {
+    return this.hub.close();
+  }
+}
