@@ -8,8 +8,8 @@ import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
 import { connectOrStart, readDaemonInfo } from "./connect.js";
+import { PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 
-const keyOf = (id: JsonRpcId): string => JSON.stringify(id);
 
 interface Source {
   pause(): void;
@@ -58,6 +58,8 @@ function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown)
   return JSON.stringify({ jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } });
 }
 
+const RECONNECT_WINDOW_MS = 3000;
+
 export async function runAcp(args: string[]): Promise<void> {
   let model: string | undefined;
   for (let i = 0; i < args.length; i++) {
@@ -72,24 +74,14 @@ export async function runAcp(args: string[]): Promise<void> {
   const paths = resolvePaths();
   process.umask(0o077);
 
-  // Editor lines that arrive while we connect wait here, in order.
+  // Editor lines that arrive while we (re)connect wait here, in order.
   const early: string[] = [];
   let ws: UnixWebSocket | undefined;
-  const pending = new Map<string, JsonRpcId>();
+  const memory = new ShimMemory();
   let stdinEnded = false;
 
   const forward = (line: string): void => {
-    // Remember requests (method + id) so a lost daemon can still answer each of them.
-    if (line.includes('"method"') && line.includes('"id"')) {
-      try {
-        const msg = JSON.parse(line) as { id?: JsonRpcId; method?: unknown };
-        if (msg && typeof msg === "object" && typeof msg.method === "string" && msg.id !== undefined) {
-          pending.set(keyOf(msg.id), msg.id);
-        }
-      } catch {
-        // not JSON: the daemon answers -32700
-      }
-    }
+    memory.fromEditor(line);
     if (ws) ws.send(line);
     else early.push(line);
   };
@@ -116,8 +108,63 @@ export async function runAcp(args: string[]): Promise<void> {
     else exit(0);
   });
 
+  const attach = (socket: UnixWebSocket): void => {
+    ws = socket;
+    socket.on("message", (text) => {
+      // The daemon writes "id" right after "jsonrpc", so only frames that start so can settle a request.
+      if (text.startsWith('{"jsonrpc":"2.0","id":')) {
+        if (text.startsWith(`{"jsonrpc":"2.0","id":"${PRIVATE_ID_PREFIX}`)) return;
+        if (memory.pending.size > 0) {
+          try {
+            const msg = JSON.parse(text) as { id?: JsonRpcId; method?: unknown; result?: { sessionId?: unknown }; error?: unknown };
+            if (msg.method === undefined) memory.answer(msg);
+          } catch {
+            // the daemon only sends JSON; a broken frame is passed on for the editor to judge
+          }
+        }
+      }
+      writeLine(text, socket);
+    });
+    socket.on("close", () => void lost());
+    socket.on("error", (err) => process.stderr.write(`reasonix acp: socket error: ${err.message}\n`));
+    for (const line of early.splice(0)) socket.send(line);
+  };
+
+  /**
+   * The daemon went away. Every unanswered request gets its error now (nothing hangs, no prompt is
+   * re-sent); then, if a daemon answers again within a few seconds (a supervisor restarted it), the
+   * shim rejoins as the same window; otherwise it exits non-zero so the editor shows the failure.
+   */
+  const lost = async (): Promise<void> => {
+    ws = undefined;
+    if (stdinEnded) exit(0);
+    const info = readDaemonInfo(paths);
+    const logPath = info?.logFile ?? paths.logFile;
+    const message = `The Reasonix daemon connection was lost; see ${logPath}`;
+    for (const id of memory.takePending()) {
+      writeLine(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
+    }
+    flushOut();
+    process.stderr.write(`reasonix acp: ${message}\n`);
+    const deadline = Date.now() + RECONNECT_WINDOW_MS;
+    while (Date.now() < deadline && !stdinEnded) {
+      await new Promise((r) => setTimeout(r, 200));
+      try {
+        const socket = await connectOrStart(paths, { model, autostart: false });
+        // Rejoin first, then whatever the editor sent meanwhile.
+        early.unshift(...memory.rejoinLines());
+        attach(socket);
+        process.stderr.write(`reasonix acp: reconnected to the daemon (pid ${readDaemonInfo(paths)?.pid ?? "?"})\n`);
+        return;
+      } catch {
+        // not back yet
+      }
+    }
+    exit(stdinEnded ? 0 : 1);
+  };
+
   try {
-    ws = await connectOrStart(paths, { model });
+    attach(await connectOrStart(paths, { model }));
   } catch (err) {
     process.stderr.write(`reasonix acp: ${(err as Error).message}\n`);
     for (const line of early) {
@@ -132,32 +179,4 @@ export async function runAcp(args: string[]): Promise<void> {
     }
     exit(1);
   }
-  const socket = ws;
-  for (const line of early.splice(0)) socket.send(line);
-
-  socket.on("message", (text) => {
-    // The daemon writes "id" right after "jsonrpc", so only frames that start so can settle a request.
-    if (pending.size > 0 && text.startsWith('{"jsonrpc":"2.0","id":')) {
-      try {
-        const msg = JSON.parse(text) as { id?: JsonRpcId; method?: unknown };
-        if (msg.method === undefined && msg.id !== undefined) pending.delete(keyOf(msg.id));
-      } catch {
-        // the daemon only sends JSON; a broken frame is passed on for the editor to judge
-      }
-    }
-    writeLine(text, socket);
-  });
-
-  socket.on("close", () => {
-    if (stdinEnded) exit(0);
-    const info = readDaemonInfo(paths);
-    const logPath = info?.logFile ?? paths.logFile;
-    const message = `The Reasonix daemon connection was lost; see ${logPath}`;
-    for (const id of pending.values()) {
-      writeLine(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
-    }
-    process.stderr.write(`reasonix acp: ${message}\n`);
-    exit(1);
-  });
-  socket.on("error", (err) => process.stderr.write(`reasonix acp: socket error: ${err.message}\n`));
 }

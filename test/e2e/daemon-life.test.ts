@@ -131,3 +131,36 @@ test("after an upgrade, a shim of the new build replaces an idle daemon; a busy 
   const loaded = await fresh.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
   assert.ok(loaded.configOptions);
 });
+
+test("a daemon that comes back within seconds (a supervisor restarted it): the shim rejoins as the same window", async (t) => {
+  const { agent, model, home, workdir } = await world(t, { clientCapabilities: { terminal: true } });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  model.enqueue({ content: ["partial "], hang: true });
+  const pending = agent.prompt(sessionId, "interrupted prompt");
+  const failed = pending.then(() => undefined, (e: { code: number }) => e);
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  const old = await waitForDaemonPid(home.dir);
+  process.kill(old, "SIGKILL");
+  await waitForPidExit(old, 5000);
+  // What systemd's Restart=on-failure would do.
+  await run(process.execPath, [BIN, "daemon", "start"], { env: { ...process.env, REASONIX_HOME: home.dir } });
+  assert.equal((await failed)?.code, -32001, "the prompt in flight failed; it is never re-sent");
+  await agent.waitForLine(() => /reconnected/.test(agent.stderr()), 5000).catch(() => undefined);
+  assert.match(agent.stderr(), /reconnected to the daemon/);
+  assert.equal(agent.exitStatus, undefined, "the shim is still running");
+
+  // The same window goes on: the session is attached again, with the editor's capabilities.
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "echo rejoined" } }] }, { content: ["done"] });
+  agent.onClientRequest = async (method) => {
+    if (method === "terminal/create") return { terminalId: "t1" };
+    if (method === "terminal/wait_for_exit") return { exitCode: 0 };
+    if (method === "terminal/output") return { output: "rejoined\n", truncated: false, exitStatus: { exitCode: 0 } };
+    return {};
+  };
+  agent.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options[0].optionId } });
+  assert.equal((await agent.prompt(sessionId, "after the restart")).stopReason, "end_turn");
+  assert.ok(agent.agentRequests.some((r) => r.method === "terminal/create"), "the replayed initialize restored the terminal capability");
+  const requests = model.requests.map((r) => r.body.messages.at(-1));
+  assert.equal(requests.filter((m: { content?: string }) => m.content === "interrupted prompt").length, 1, "the lost prompt was not re-sent");
+});
