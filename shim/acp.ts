@@ -3,6 +3,7 @@
  * little it must know to never leave the editor hanging: which editor requests are still unanswered.
  * Stdout carries ACP lines only; everything else goes to stderr.
  */
+import { readFileSync } from "node:fs";
 import type { UnixWebSocket } from "./ws-client.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, type JsonRpcId } from "../shared/jsonrpc.js";
@@ -52,6 +53,21 @@ function flushOut(): void {
 function exit(code: number): never {
   flushOut();
   process.exit(code);
+}
+
+/** Alive and not a zombie: a daemon this shim started stays its child until the shim reaps it. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
 }
 
 function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): string {
@@ -108,8 +124,10 @@ export async function runAcp(args: string[]): Promise<void> {
     else exit(0);
   });
 
+  let daemonPid: number | undefined;
   const attach = (socket: UnixWebSocket): void => {
     ws = socket;
+    daemonPid = readDaemonInfo(paths)?.pid;
     socket.on("message", (text) => {
       // The daemon writes "id" right after "jsonrpc", so only frames that start so can settle a request.
       if (text.startsWith('{"jsonrpc":"2.0","id":')) {
@@ -146,6 +164,9 @@ export async function runAcp(args: string[]): Promise<void> {
     }
     flushOut();
     process.stderr.write(`reasonix acp: ${message}\n`);
+    // A daemon that is still running dropped this window on purpose (it fell too far behind): a
+    // rejoin would hide the updates it missed, so the editor is told instead.
+    if (daemonPid !== undefined && isRunning(daemonPid)) exit(1);
     const deadline = Date.now() + RECONNECT_WINDOW_MS;
     while (Date.now() < deadline && !stdinEnded) {
       await new Promise((r) => setTimeout(r, 200));
