@@ -116,12 +116,21 @@ export async function runAcp(args: string[]): Promise<void> {
   });
 
   process.stdin.on("data", (chunk: Buffer) => reader.push(chunk));
+  /**
+   * The editor closed stdin: the sessions stay in the daemon. Answers to quick requests already sent
+   * (an initialize piped in with EOF right behind it) are still delivered; a running prompt is not
+   * waited for, its turn goes on in the daemon. Then close politely so the daemon detaches us at once.
+   */
+  const finish = async (): Promise<void> => {
+    const deadline = Date.now() + 2000;
+    while (ws && memory.quickPending() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    if (ws) ws.close(1000, "editor closed stdin");
+  };
   process.stdin.on("end", () => {
     reader.end();
     stdinEnded = true;
-    // The editor is gone; the sessions stay in the daemon. Close politely so it detaches us at once.
-    if (ws) ws.close(1000, "editor closed stdin");
-    else exit(0);
+    // Not connected yet: the lines wait in `early`, and attach() finishes once they are sent.
+    if (ws) void finish();
   });
 
   let daemonPid: number | undefined;
@@ -146,6 +155,7 @@ export async function runAcp(args: string[]): Promise<void> {
     socket.on("close", () => void lost());
     socket.on("error", (err) => process.stderr.write(`reasonix acp: socket error: ${err.message}\n`));
     for (const line of early.splice(0)) socket.send(line);
+    if (stdinEnded) void finish();
   };
 
   /**

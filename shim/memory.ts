@@ -59,6 +59,12 @@ export class ShimMemory {
     }
   }
 
+  /** Requests still unanswered that answer quickly (everything but a prompt, which runs a turn). */
+  quickPending(): boolean {
+    for (const r of this.pending.values()) if (r.method !== "session/prompt") return true;
+    return false;
+  }
+
   /** Every unanswered editor request, taken: the lost daemon will never answer them. */
   takePending(): JsonRpcId[] {
     const ids = [...this.pending.values()].map((r) => r.id);

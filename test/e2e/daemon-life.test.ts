@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Level } from "level";
 import WebSocket from "ws";
-import { BIN, isAlive, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { BIN, isAlive, makeHome, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { world, within } from "./fixture.js";
 
 const run = promisify(execFile);
@@ -163,4 +163,23 @@ test("a daemon that comes back within seconds (a supervisor restarted it): the s
   assert.ok(agent.agentRequests.some((r) => r.method === "terminal/create"), "the replayed initialize restored the terminal capability");
   const requests = model.requests.map((r) => r.body.messages.at(-1));
   assert.equal(requests.filter((m: { content?: string }) => m.content === "interrupted prompt").length, 1, "the lost prompt was not re-sent");
+});
+
+test("a request piped in with EOF right behind it is still answered, cold and warm, then the shim exits 0", async (t) => {
+  const home = await makeHome();
+  t.after(() => home.cleanup());
+  const init = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } })}\n`;
+  for (const round of ["cold", "warm"]) {
+    const out = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+      const child = execFile(process.execPath, [BIN, "acp"], { env: { ...process.env, REASONIX_HOME: home.dir } }, (err, stdout) => {
+        if (err && typeof (err as { code?: unknown }).code !== "number") reject(err);
+        else resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout });
+      });
+      child.stdin!.end(init);
+    });
+    assert.equal(out.code, 0, round);
+    const lines = out.stdout.trim().split("\n");
+    assert.equal(lines.length, 1, round);
+    assert.equal(JSON.parse(lines[0]!).result.protocolVersion, 1, round);
+  }
 });
