@@ -121,6 +121,8 @@ export class SessionManager {
     }
     const records = (await this.store.range<SessionRecord>(keys.sessionPrefix))
       .map((e) => this.live.get(e.value.id)?.record ?? e.value)
+      // A session nobody ever prompted is clutter in an editor's history once it is no longer open.
+      .filter((r) => r.title !== undefined || this.live.has(r.id))
       .filter((r) => !cwd || r.cwd === cwd)
       .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id.localeCompare(b.id)));
     const page = records.slice(offset, offset + PAGE_SIZE);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { execFileSync, spawn as spawnProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { BIN, stopDaemon as stopDaemonOf, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import type { AgentProcess } from "../support/harness.js";
 import { world, within } from "./fixture.js";
 
@@ -320,4 +320,19 @@ test("a question asked while nobody is attached waits, shows in /status, then co
   await next.initialize();
   const { replay } = await load(next, sessionId, workdir);
   assert.ok(replay.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text === "understood, not run"));
+});
+
+test("after a restart, sessions nobody prompted are left out of session/list, and still load by id", async (t) => {
+  const { agent, workdir, home, spawn } = await world(t);
+  await agent.initialize();
+  const empty = (await agent.newSession(workdir)).sessionId;
+  const used = (await agent.newSession(workdir)).sessionId;
+  await agent.prompt(used, "something worth keeping");
+  await agent.closeStdin();
+  await stopDaemonOf(home.dir);
+  const next = spawn();
+  await next.initialize();
+  const ids = (await next.rpc.request("session/list", { cwd: workdir })).sessions.map((s: { sessionId: string }) => s.sessionId);
+  assert.deepEqual(ids, [used]);
+  assert.ok((await next.rpc.request("session/load", { sessionId: empty, cwd: workdir, mcpServers: [] })).modes);
 });
