@@ -203,6 +203,8 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     process.exit(0);
   }
 
+  // A stray rejection somewhere in one session must not take every other session down with it.
+  process.on("unhandledRejection", (err) => log.error({ err }, "unhandled rejection"));
   for (const sig of ["SIGTERM", "SIGINT"] as const) {
     process.on(sig, () => state.requestShutdown(sig));
   }

@@ -31,7 +31,8 @@ export class SessionWriter {
     }
     const ops = this.pending;
     this.pending = [];
-    this.chain = this.chain.then(async () => {
+    // One failed write must not poison every later one: each batch starts from a settled chain.
+    this.chain = this.chain.catch(() => undefined).then(async () => {
       if (ops.length === 0 && !sync) return;
       try {
         await this.store.batch(ops, sync);

@@ -140,7 +140,7 @@ test("a permission question whose window is killed is asked again on the other w
 
 test("a window that stops reading does not hold up the other; the daemon drops it and its memory stays bounded", async (t) => {
   // The backlog limit is lowered so a modest flood shows the mechanism; the default is 64 MiB.
-  const { agent: a, model, workdir, home } = await world(t, { env: { REASONIX_WINDOW_BACKLOG_BYTES: String(4 * 1024 * 1024) } });
+  const { agent: a, model, workdir, home } = await world(t, { env: { REASONIX_WINDOW_BACKLOG_BYTES: String(5 * 1024 * 1024) } });
   await a.initialize();
   const { sessionId } = await a.newSession(workdir);
   // The stuck window: a real shim whose stdout nobody reads.
@@ -154,8 +154,8 @@ test("a window that stops reading does not hold up the other; the daemon drops i
   await new Promise((r) => setTimeout(r, 300));
 
   const chunk = "x".repeat(4 * 1024);
-  const n = 3000; // ~12 MiB to each window at a fast model's pace, past the 4 MiB a window may fall behind
-  model.enqueue({ content: Array.from({ length: n }, (_, i) => `${i}:${chunk}\n`), chunkDelayMs: 1 });
+  const n = 3000; // ~12 MiB to each window at a fast model's pace (2 MB/s), past the 5 MiB a window may fall behind
+  model.enqueue({ content: Array.from({ length: n }, (_, i) => `${i}:${chunk}\n`), chunkDelayMs: 2 });
   const result = await within(60_000, "fast window's prompt", a.prompt(sessionId, "flood"));
   assert.equal(result.stopReason, "end_turn");
   const chunks = a.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk");
