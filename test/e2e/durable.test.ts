@@ -47,9 +47,9 @@ test("after the editor closes, session/load replays the same updates in the same
 });
 
 test("SIGKILL of the shim mid-stream: the turn completes in the daemon and a new shim's load shows the whole answer", async (t) => {
-  const { agent, model, workdir, spawn } = await world(t);
+  const { agent, model, workdir, spawn, home } = await world(t);
   const words = Array.from({ length: 40 }, (_, i) => `word${i} `);
-  model.enqueue({ content: words, chunkDelayMs: 25 });
+  model.enqueue({ content: words, chunkDelayMs: 50 });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   agent.prompt(sessionId, "stream").catch(() => undefined);
@@ -59,15 +59,15 @@ test("SIGKILL of the shim mid-stream: the turn completes in the daemon and a new
   assert.ok(!seen.includes("word39"));
   await model.waitForRequests(1);
 
+  // The turn goes on in the daemon with nobody attached; wait for it to end there.
+  const status = () => JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } }).toString());
+  assert.equal(status().runningTurns, 1, "still streaming after the window died");
+  for (let i = 0; i < 100 && status().runningTurns > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(status().runningTurns, 0);
   const second = spawn();
   await second.initialize();
-  // The turn is still streaming in the daemon; load until the end of the answer is in the ledger.
-  let text = "";
-  for (let i = 0; i < 50 && !text.includes("word39"); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    const { replay } = await load(second, sessionId, workdir);
-    text = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
-  }
+  const { replay } = await load(second, sessionId, workdir);
+  const text = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
   assert.equal(text, words.join(""));
 });
 
