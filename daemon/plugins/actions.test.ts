@@ -77,10 +77,10 @@ test("unknown plugins and actions are undefined", async () => {
 
 const scripts = {
   "json.js": `process.stdout.write(JSON.stringify({ type: "status", title: "Check " + process.argv.slice(2).join("|"), state: "warning", text: process.cwd() + " " + process.env.SECRET_HINT + " " + process.env.REASONIX_ARGUMENTS + " " + (process.env.HOME ?? "no-home") }));`,
-  "text.js": `console.log("line one\\nargs: " + process.argv.slice(2).join(","));`,
+  "text.js": `process.stdout.write("line one\\nargs: " + process.argv.slice(2).join(",") + "\\n");`,
   "fail.js": `process.stderr.write("x".repeat(10000) + "\\nthe real reason"); process.exit(3);`,
-  "slow.js": `console.error("starting"); setTimeout(() => console.log("done"), 60000);`,
-  "badjson.js": `console.log(JSON.stringify({ type: "card" }));`,
+  "slow.js": `process.stderr.write("starting\\n"); setTimeout(() => process.stdout.write("done\\n"), 60000);`,
+  "badjson.js": `process.stdout.write(JSON.stringify({ type: "card" }) + "\\n");`,
   "big.js": `process.stdout.write("y".repeat(200000));`,
 };
 const runActions = [

@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn as spawnProcess } from "node:child_process";
+import { spawn as spawnProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, stopDaemon as stopDaemonOf, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import type { AgentProcess } from "../support/harness.js";
-import { world, within } from "./fixture.js";
+import { daemonStatus, world, within } from "./fixture.js";
 
 /** Loads a session through a raw request and splits what arrived: replay before the answer, the rest after. */
 async function load(agent: AgentProcess, sessionId: string, cwd: string) {
@@ -60,7 +60,7 @@ test("SIGKILL of the shim mid-stream: the turn completes in the daemon and a new
   await model.waitForRequests(1);
 
   // The turn goes on in the daemon with nobody attached; wait for it to end there.
-  const status = () => JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } }).toString());
+  const status = () => daemonStatus(home.dir);
   assert.equal(status().runningTurns, 1, "still streaming after the window died");
   for (let i = 0; i < 100 && status().runningTurns > 0; i++) await new Promise((r) => setTimeout(r, 50));
   assert.equal(status().runningTurns, 0);
@@ -127,7 +127,7 @@ test("a permission question whose window is killed is asked again on the other w
   await c.waitForAgentRequest((r) => r.method === "session/request_permission");
   await b.kill("SIGKILL");
   await c.kill("SIGKILL");
-  const status = JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } }).toString());
+  const status = daemonStatus(home.dir);
   assert.equal(status.pendingPermissions, 1);
   const d = spawn();
   d.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o: { kind: string }) => o.kind === "allow_once").optionId } });
@@ -287,7 +287,7 @@ test("session/close detaches the caller; the session stops (turn cancelled, hist
   const pending = a.prompt(sessionId, "long task");
   await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
   await a.rpc.request("session/close", { sessionId });
-  const status = () => JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } }).toString());
+  const status = () => daemonStatus(home.dir);
   assert.equal(status().runningTurns, 1, "the other window keeps the turn alive");
   await b.rpc.request("session/close", { sessionId });
   assert.equal((await pending).stopReason, "cancelled");
@@ -308,7 +308,7 @@ test("a question asked while nobody is attached waits, shows in /status, then co
   agent.prompt(sessionId, "run it").catch(() => undefined);
   await agent.waitForAgentRequest((r) => r.method === "session/request_permission");
   await agent.kill("SIGKILL");
-  const status = () => JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home.dir } }).toString());
+  const status = () => daemonStatus(home.dir);
   const waiting = status();
   assert.equal(waiting.pendingPermissions, 1);
   assert.equal(waiting.liveSessions[0].pendingPermissions[0].askedOn === undefined, false);

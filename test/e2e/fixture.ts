@@ -7,7 +7,8 @@ import type { TestContext } from "node:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AgentProcess, makeHome, type AgentOptions, type TestHome } from "../support/harness.js";
+import { execFileSync } from "node:child_process";
+import { AgentProcess, BIN, makeHome, type AgentOptions, type TestHome } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
 
 export interface World {
@@ -56,4 +57,9 @@ export async function within<T>(ms: number, what: string, p: Promise<T>): Promis
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** `reasonix daemon status` for a home, parsed: what an operator would see. */
+export function daemonStatus(home: string): any {
+  return JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home } }).toString());
 }
