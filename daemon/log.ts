@@ -23,8 +23,3 @@ export function createLogger(logFile: string | undefined, level = process.env.RE
   const dest = logFile ? pino.destination({ dest: logFile, mkdir: true, sync: false }) : pino.destination(2);
   return pino({ level, base: { pid: process.pid }, redact: { paths: REDACT, censor: "[redacted]" } }, dest);
 }
-
-/** A logger that drops everything, for unit tests. */
-export function silentLogger(): Logger {
-  return pino({ level: "silent" });
-}

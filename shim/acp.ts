@@ -3,13 +3,13 @@
  * little it must know to never leave the editor hanging: which editor requests are still unanswered.
  * Stdout carries ACP lines only; everything else goes to stderr.
  */
-import { readFileSync } from "node:fs";
 import type { UnixWebSocket } from "./ws-client.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
 import { connectOrStart, readDaemonInfo } from "./connect.js";
 import { PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
+import { isRunning } from "./daemon-process.js";
 
 
 interface Source {
@@ -53,21 +53,6 @@ function flushOut(): void {
 function exit(code: number): never {
   flushOut();
   process.exit(code);
-}
-
-/** Alive and not a zombie: a daemon this shim started stays its child until the shim reaps it. */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
 }
 
 function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): string {

@@ -7,6 +7,7 @@ import { HandshakeError, UnixWebSocket } from "./ws-client.js";
 import type { Paths } from "../shared/paths.js";
 import { ENV_ALLOWLIST, HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
 import { BIN_PATH, currentBuild } from "../shared/build.js";
+import { httpOverSocket, isRunning } from "./daemon-process.js";
 
 export const SHIM_BUILD = currentBuild();
 const HANDSHAKE_TIMEOUT_MS = 3000;
@@ -82,34 +83,12 @@ export async function startDaemon(paths: Paths): Promise<"ready" | "already-runn
   });
 }
 
-async function postDrain(paths: Paths): Promise<{ draining?: boolean; reason?: string; pid?: number }> {
-  // node:http is loaded only on this rare path: it would cost every warm start several milliseconds.
-  const { request } = await import("node:http");
-  return new Promise((resolve) => {
-    const req = request({ socketPath: paths.socketPath, method: "POST", path: "/admin/drain", timeout: 2000 }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => {
-        try {
-          resolve(JSON.parse(body) as { draining?: boolean; reason?: string });
-        } catch {
-          resolve({});
-        }
-      });
-    });
-    req.on("timeout", () => req.destroy());
-    req.on("error", () => resolve({}));
-    req.end();
-  });
-}
-
-function alive(pid: number): boolean {
+/** Asks the daemon to hand over to this build; an unreachable or odd answer counts as "no". */
+async function postDrain(paths: Paths): Promise<{ draining?: boolean; reason?: string }> {
   try {
-    process.kill(pid, 0);
-    return true;
+    return JSON.parse((await httpOverSocket(paths, "POST", "/admin/drain", 2000)).body) as { draining?: boolean; reason?: string };
   } catch {
-    return false;
+    return {};
   }
 }
 
@@ -123,7 +102,7 @@ async function replaceStaleDaemon(paths: Paths): Promise<void> {
   const answer = await postDrain(paths);
   if (answer.draining) {
     const deadline = Date.now() + 5000;
-    while (alive(info.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (isRunning(info.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     return;
   }
   if (answer.reason) {

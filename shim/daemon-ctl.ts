@@ -1,31 +1,8 @@
 /** `reasonix daemon start|stop|status|logs`: talks to the daemon over its socket, never its store. */
-import { request } from "node:http";
 import { createReadStream, existsSync, readFileSync, statSync, watch } from "node:fs";
 import { resolvePaths, type Paths } from "../shared/paths.js";
 import { connectOrStart, readDaemonInfo } from "./connect.js";
-
-export function httpOverSocket(paths: Paths, method: string, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath: paths.socketPath, method, path, timeout: 3000 }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("timeout", () => req.destroy(new Error(`no answer from ${paths.socketPath} within 3 s`)));
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+import { httpOverSocket, isRunning } from "./daemon-process.js";
 
 async function stop(paths: Paths): Promise<void> {
   const info = readDaemonInfo(paths);
@@ -37,7 +14,7 @@ async function stop(paths: Paths): Promise<void> {
   }
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const gone = info ? !alive(info.pid) : !existsSync(paths.socketPath);
+    const gone = info ? !isRunning(info.pid) : !existsSync(paths.socketPath);
     if (gone) {
       process.stdout.write(`reasonix daemon: stopped${info ? ` (pid ${info.pid})` : ""}\n`);
       return;

@@ -1,0 +1,41 @@
+/**
+ * Small helpers the shim's commands share for talking to the daemon from outside ACP: whether its
+ * process still runs, and a plain HTTP request over its socket. `node:http` is imported on first
+ * use, so the `acp` hot path never pays for it.
+ */
+import { readFileSync } from "node:fs";
+import type { Paths } from "../shared/paths.js";
+
+/**
+ * Alive and not a zombie: a daemon a shim started stays that shim's child until it is reaped, so a
+ * bare `kill(pid, 0)` would call a dead daemon alive.
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const end = stat.lastIndexOf(")");
+    return stat.slice(end + 2, end + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+export async function httpOverSocket(paths: Paths, method: string, path: string, timeoutMs = 3000): Promise<{ status: number; body: string }> {
+  const { request } = await import("node:http");
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: paths.socketPath, method, path, timeout: timeoutMs }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("timeout", () => req.destroy(new Error(`no answer from ${paths.socketPath} within ${timeoutMs / 1000} s`)));
+    req.on("error", reject);
+    req.end();
+  });
+}
