@@ -72,12 +72,10 @@ test("SIGKILL of the shim mid-stream: the turn completes in the daemon and a new
 });
 
 test("two windows on one session both see every update; the other window sees the prompt; either can cancel", async (t) => {
-  const { agent: a, model, workdir, spawn } = await world(t);
+  const { agent: a, model, workdir, window } = await world(t);
   await a.initialize();
   const { sessionId } = await a.newSession(workdir);
-  const b = spawn();
-  await b.initialize();
-  await b.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  const b = await window(sessionId);
 
   model.enqueue({ content: ["from ", "A's turn"] });
   await a.prompt(sessionId, "prompt from A");
@@ -100,12 +98,10 @@ test("two windows on one session both see every update; the other window sees th
 });
 
 test("a permission question whose window is killed is asked again on the other window, and on the next to attach", async (t) => {
-  const { agent: a, model, workdir, spawn, home } = await world(t);
+  const { agent: a, model, workdir, spawn, window, home } = await world(t);
   await a.initialize();
   const { sessionId } = await a.newSession(workdir);
-  const b = spawn();
-  await b.initialize();
-  await b.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  const b = await window(sessionId);
   a.onPermission = () => new Promise(() => undefined); // A never answers
   b.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o: { kind: string }) => o.kind === "allow_once").optionId } });
   model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "echo asked-again > again.txt" } }] }, { content: ["finished"] });
@@ -118,9 +114,7 @@ test("a permission question whose window is killed is asked again on the other w
   assert.equal(readFileSync(join(workdir, "again.txt"), "utf8"), "asked-again\n");
 
   // Now with nobody attached: the question waits for the next window.
-  const c = spawn();
-  await c.initialize();
-  await c.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  const c = await window(sessionId);
   c.onPermission = () => new Promise(() => undefined);
   model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "echo later > later.txt" } }] }, { content: ["later done"] });
   c.prompt(sessionId, "run later").catch(() => undefined);
@@ -277,12 +271,10 @@ test("a prompt sent during a running turn waits and runs next; titles come from 
 });
 
 test("session/close detaches the caller; the session stops (turn cancelled, history kept) when the last window closes", async (t) => {
-  const { agent: a, model, workdir, spawn, home } = await world(t);
+  const { agent: a, model, workdir, spawn, window, home } = await world(t);
   await a.initialize();
   const { sessionId } = await a.newSession(workdir);
-  const b = spawn();
-  await b.initialize();
-  await b.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  const b = await window(sessionId);
   model.enqueue({ content: ["working "], hang: true });
   const pending = a.prompt(sessionId, "long task");
   await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");

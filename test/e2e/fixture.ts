@@ -18,6 +18,8 @@ export interface World {
   agents: AgentProcess[];
   /** Spawns another shim on the same home (and model), tracked for teardown. */
   spawn(extra?: Partial<AgentOptions>): AgentProcess;
+  /** Another window on an existing session: a new shim, initialized, attached with session/resume. */
+  window(sessionId: string, extra?: Partial<AgentOptions>): Promise<AgentProcess>;
 }
 
 export async function world(t: TestContext, opts: Partial<AgentOptions> & { noModel?: boolean } = {}): Promise<World & { agent: AgentProcess }> {
@@ -30,6 +32,12 @@ export async function world(t: TestContext, opts: Partial<AgentOptions> & { noMo
     agents.push(a);
     return a;
   };
+  const window = async (sessionId: string, extra: Partial<AgentOptions> = {}): Promise<AgentProcess> => {
+    const w = spawn(extra);
+    await w.initialize();
+    await w.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+    return w;
+  };
   const agent = spawn();
   t.after(async () => {
     try {
@@ -41,7 +49,7 @@ export async function world(t: TestContext, opts: Partial<AgentOptions> & { noMo
       rmSync(workdir, { recursive: true, force: true });
     }
   });
-  return { home, model, workdir, agents, spawn, agent };
+  return { home, model, workdir, agents, spawn, window, agent };
 }
 
 /** Resolves when `p` settles or rejects with a named timeout, so a broken agent fails fast. */
