@@ -8,8 +8,22 @@
  *   history!<id>!<n:12>       -> a model conversation message
  * The inbox keeps its own keys beside these (inbox/inbox.ts): inboxhead!<id> (order, pause,
  * recovery), inbox!<id>!<itemId> (items) and idem!<id>!<key> (idempotency receipts).
+ *
+ * Writes go through one queue, one LevelDB write at a time (batches queued meanwhile are merged, so
+ * concurrent sessions still share an fsync). After a failed write LevelDB's log may end in a torn
+ * record, and anything appended behind it would be dropped at the next open ("checksum mismatch"):
+ * so the first failure stops all writing, and writing resumes only after the database has been
+ * closed and opened again, which starts a fresh log. Until then every write fails at once with the
+ * same readable cause; reads go on.
  */
+import { readFileSync, statfsSync } from "node:fs";
+import { join } from "node:path";
 import { Level } from "level";
+import type { Logger } from "../log.js";
+import { checkedJson, DAMAGED } from "./codec.js";
+import { describeWriteFailure, StoreDamagedError, StoreWriteError } from "./errors.js";
+
+export { StoreDamagedError, StoreWriteError } from "./errors.js";
 
 export class StoreLockedError extends Error {
   override name = "StoreLockedError";
@@ -23,6 +37,21 @@ export interface BatchOp {
   value?: unknown;
 }
 
+/** One thing found wrong with stored data; `sessionId` when the key says whose it is. */
+export interface DamageEntry {
+  sessionId?: string;
+  where: string;
+  detail: string;
+  at: string;
+}
+
+export interface StoreHealth {
+  path: string;
+  writable: boolean;
+  failure?: string;
+  damage: DamageEntry[];
+}
+
 const pad = (n: number): string => n.toString().padStart(12, "0");
 export const keys = {
   session: (id: string) => `session!${id}`,
@@ -33,11 +62,62 @@ export const keys = {
   sessionPrefix: "session!",
 };
 
-export class Store {
-  private constructor(private readonly db: Level<string, unknown>) {}
+/** The session a key belongs to, for keys shaped `<kind>!<sessionId>[!…]`. */
+export function sessionOfKey(key: string): string | undefined {
+  const parts = key.split("!");
+  return parts.length >= 2 && parts[1] ? parts[1] : undefined;
+}
 
-  static async open(dir: string): Promise<Store> {
-    const db = new Level<string, unknown>(dir, { valueEncoding: "json" });
+/** Free space a reopen needs before it is tried: LevelDB turns the old log into a table first. */
+const MIN_FREE_BYTES = 4 * 1024 * 1024;
+const MAX_DAMAGE_ENTRIES = 200;
+
+interface QueuedBatch {
+  ops: BatchOp[];
+  sync: boolean;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+function isCorruption(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  return e?.code === "LEVEL_CORRUPTION" || e?.cause?.code === "LEVEL_CORRUPTION" || /Corruption/.test(`${e?.message} ${e?.cause?.message}`);
+}
+
+/** Lines LevelDB writes to its own LOG when it drops data during recovery. */
+function droppedDataLines(dir: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, "LOG"), "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter((line) => /dropping \d+ bytes|Corruption|ignoring error/i.test(line))
+    .map((line) => line.replace(/^\S+ \S+ /, "").trim());
+}
+
+export class Store {
+  private queue: QueuedBatch[] = [];
+  private writing = false;
+  private failureError: StoreWriteError | undefined;
+  private closed = false;
+  private reopening: Promise<void> | undefined;
+  private retryTimer: { timer: NodeJS.Timeout; wake(): void } | undefined;
+  private reads = 0;
+  private readsIdle: Array<() => void> = [];
+  private readonly damageByKey = new Map<string, DamageEntry>();
+  private readonly recoveredListeners = new Set<() => void>();
+
+  private constructor(
+    private readonly db: Level<string, unknown>,
+    readonly dir: string,
+    private readonly log: Logger | undefined,
+  ) {}
+
+  static async open(dir: string, log?: Logger): Promise<Store> {
+    const db = new Level<string, unknown>(dir, { valueEncoding: checkedJson });
     try {
       await db.open();
     } catch (err) {
@@ -45,47 +125,222 @@ export class Store {
       if (e.code === "LEVEL_LOCKED" || e.cause?.code === "LEVEL_LOCKED") {
         throw new StoreLockedError(`the store at ${dir} is locked by another daemon`);
       }
+      if (isCorruption(err)) throw new StoreDamagedError(dir, (e.cause as Error | undefined)?.message ?? (err as Error).message);
       throw err;
     }
-    return new Store(db);
+    const store = new Store(db, dir, log);
+    store.noteRecoveryLog();
+    return store;
   }
 
   get isOpen(): boolean {
     return this.db.status === "open";
   }
 
+  /** The cause every write fails with until the store is writable again; undefined when healthy. */
+  get failure(): StoreWriteError | undefined {
+    return this.failureError;
+  }
+
+  health(): StoreHealth {
+    return {
+      path: this.dir,
+      writable: this.failureError === undefined,
+      ...(this.failureError ? { failure: this.failureError.message } : {}),
+      damage: [...this.damageByKey.values()],
+    };
+  }
+
+  /** Damage recorded against one session (empty when none). */
+  damageOf(sessionId: string): DamageEntry[] {
+    return [...this.damageByKey.values()].filter((d) => d.sessionId === sessionId);
+  }
+
+  /** Records something found wrong with stored data, once, in the log and in health(). */
+  noteDamage(where: string, detail: string, sessionId?: string): void {
+    const id = `${where}\0${detail}`;
+    if (this.damageByKey.has(id) || this.damageByKey.size >= MAX_DAMAGE_ENTRIES) return;
+    const entry: DamageEntry = { ...(sessionId ? { sessionId } : {}), where, detail, at: new Date().toISOString() };
+    this.damageByKey.set(id, entry);
+    this.log?.error({ store: this.dir, ...entry }, "store damage");
+  }
+
+  /** Called once the store takes writes again after a failure. */
+  onRecovered(listener: () => void): () => void {
+    this.recoveredListeners.add(listener);
+    return () => this.recoveredListeners.delete(listener);
+  }
+
   async get<T>(key: string): Promise<T | undefined> {
-    return (await this.db.get(key)) as T | undefined;
-  }
-
-  async batch(ops: BatchOp[], sync: boolean): Promise<void> {
-    if (ops.length === 0) return;
-    const chained = this.db.batch();
-    for (const op of ops) {
-      if (op.type === "put") chained.put(op.key, op.value);
-      else chained.del(op.key);
+    const value = await this.read(() => this.db.get(key));
+    if (value === DAMAGED) {
+      this.noteDamage(key, "the stored value fails its checksum", sessionOfKey(key));
+      throw new StoreDamagedError(this.dir, `the value of ${key} fails its checksum`);
     }
-    await chained.write({ sync } as never);
+    return value as T | undefined;
   }
 
-  /** Values of every key starting with `prefix`, in key order. */
+  /**
+   * Values of every key starting with `prefix`, in key order. A value that fails its checksum is
+   * left out and recorded as damage; callers that need every entry see the hole in the keys.
+   */
   async range<T>(prefix: string, opts: { from?: string; limit?: number; reverse?: boolean } = {}): Promise<Array<{ key: string; value: T }>> {
-    const out: Array<{ key: string; value: T }> = [];
-    const it = this.db.iterator({
-      gte: opts.from ?? prefix,
-      lt: `${prefix}\xff`,
-      limit: opts.limit ?? -1,
-      reverse: opts.reverse ?? false,
+    return this.read(async () => {
+      const out: Array<{ key: string; value: T }> = [];
+      const it = this.db.iterator({ gte: opts.from ?? prefix, lt: `${prefix}\xff`, limit: opts.limit ?? -1, reverse: opts.reverse ?? false });
+      for await (const [key, value] of it) {
+        if (value === DAMAGED) this.noteDamage(key, "the stored value fails its checksum", sessionOfKey(key));
+        else out.push({ key, value: value as T });
+      }
+      return out;
     });
-    for await (const [key, value] of it) out.push({ key, value: value as T });
-    return out;
+  }
+
+  /** Keys only, for integrity scans and prefix deletes. */
+  async keysOf(prefix: string): Promise<string[]> {
+    return this.read(async () => {
+      const out: string[] = [];
+      for await (const key of this.db.keys({ gte: prefix, lt: `${prefix}\xff` })) out.push(key);
+      return out;
+    });
+  }
+
+  /** One atomic batch; with sync, resolved only once it is on disk. Rejects with StoreWriteError. */
+  batch(ops: BatchOp[], sync: boolean): Promise<void> {
+    if (ops.length === 0) return Promise.resolve();
+    if (this.failureError) return Promise.reject(this.failureError);
+    if (this.closed) return Promise.reject(new StoreWriteError(`the store at ${this.dir} is closed`, false));
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ ops, sync, resolve, reject });
+      if (!this.writing) void this.pump();
+    });
   }
 
   async deletePrefix(prefix: string): Promise<void> {
-    await this.db.clear({ gte: prefix, lt: `${prefix}\xff` });
+    const found = await this.keysOf(prefix);
+    for (let i = 0; i < found.length; i += 1000) {
+      await this.batch(found.slice(i, i + 1000).map((key) => ({ type: "del" as const, key })), false);
+    }
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer.timer);
+      this.retryTimer.wake();
+    }
+    while (this.writing) await new Promise((r) => setImmediate(r));
     if (this.db.status === "open" || this.db.status === "opening") await this.db.close();
+  }
+
+  private async pump(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0 && !this.failureError) {
+      const group = this.queue.splice(0);
+      try {
+        const chained = this.db.batch();
+        for (const { ops } of group) {
+          for (const op of ops) {
+            if (op.type === "put") chained.put(op.key, op.value);
+            else chained.del(op.key);
+          }
+        }
+        await chained.write({ sync: group.some((g) => g.sync) } as never);
+        for (const g of group) g.resolve();
+      } catch (err) {
+        const failure = this.fail(err);
+        for (const g of group) g.reject(failure);
+      }
+    }
+    if (this.failureError) for (const g of this.queue.splice(0)) g.reject(this.failureError);
+    this.writing = false;
+  }
+
+  private fail(err: unknown): StoreWriteError {
+    if (!this.failureError) {
+      this.failureError = describeWriteFailure(this.dir, err);
+      this.log?.error({ store: this.dir, err: (err as Error)?.message }, `store write failed: ${this.failureError.message}`);
+      void this.recover();
+    }
+    return this.failureError;
+  }
+
+  /** Reopens the database once it can be written again: at once for a passing fault, when space is back for a full disk. */
+  private async recover(): Promise<void> {
+    let delay = 250;
+    while (!this.closed) {
+      await new Promise<void>((wake) => (this.retryTimer = { timer: setTimeout(wake, delay), wake }));
+      this.retryTimer = undefined;
+      if (this.closed) return;
+      if (this.failureError?.diskFull && freeBytes(this.dir) < MIN_FREE_BYTES) {
+        delay = 500;
+        continue;
+      }
+      try {
+        await this.reopen();
+      } catch (err) {
+        this.log?.warn({ store: this.dir, err: (err as Error)?.message }, "store reopen failed; trying again");
+        delay = Math.min(delay * 2, 5000);
+        continue;
+      }
+      this.log?.info({ store: this.dir }, "store writable again");
+      this.failureError = undefined;
+      for (const listener of [...this.recoveredListeners]) {
+        try {
+          listener();
+        } catch (err) {
+          this.log?.error({ err }, "store recovery listener failed");
+        }
+      }
+      if (this.queue.length > 0 && !this.writing) void this.pump();
+      return;
+    }
+  }
+
+  private async reopen(): Promise<void> {
+    const run = async (): Promise<void> => {
+      while (this.reads > 0) await new Promise<void>((r) => this.readsIdle.push(r));
+      await this.db.close();
+      await this.db.open();
+      this.noteRecoveryLog();
+    };
+    this.reopening = run();
+    try {
+      await this.reopening;
+    } finally {
+      this.reopening = undefined;
+    }
+  }
+
+  /** Reads wait out a reopen, and a reopen waits for the reads under way. */
+  private async read<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.reopening) await this.reopening.catch(() => undefined);
+    this.reads++;
+    try {
+      return await fn();
+    } catch (err) {
+      if (isCorruption(err)) {
+        const detail = (err as Error).message;
+        this.noteDamage(this.dir, detail);
+        throw new StoreDamagedError(this.dir, detail);
+      }
+      throw err;
+    } finally {
+      if (--this.reads === 0) for (const wake of this.readsIdle.splice(0)) wake();
+    }
+  }
+
+  /** What LevelDB dropped while recovering its log at open: it says so only in its own LOG file. */
+  private noteRecoveryLog(): void {
+    for (const line of droppedDataLines(this.dir)) this.noteDamage(join(this.dir, "LOG"), line);
+  }
+}
+
+function freeBytes(dir: string): number {
+  try {
+    const st = statfsSync(dir);
+    return st.bavail * st.bsize;
+  } catch {
+    return Number.POSITIVE_INFINITY;
   }
 }
