@@ -7,6 +7,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { BatchOp, Store } from "../store/store.js";
+import { StoreWriteError } from "../store/errors.js";
 
 export type Intent = "followup" | "steer";
 export type ItemState = "queued" | "steer_accepted" | "running" | "blocked" | "uncertain";
@@ -272,7 +273,20 @@ export class Inbox {
 
   private async commit(ops: BatchOp[]): Promise<void> {
     this.head.revision++;
-    await this.store.batch([...ops, { type: "put", key: inboxKeys.head(this.sessionId), value: this.head }], true);
+    try {
+      await this.store.batch([...ops, { type: "put", key: inboxKeys.head(this.sessionId), value: this.head }], true);
+    } catch (err) {
+      // The change was applied in memory first: put memory back to what the store holds.
+      await this.reload().catch(() => undefined);
+      throw err instanceof StoreWriteError ? RpcError.internal(`The inbox could not be saved: ${err.message}`) : err;
+    }
+  }
+
+  private async reload(): Promise<void> {
+    const fresh = await Inbox.open(this.store, this.sessionId);
+    this.head = fresh.head;
+    this.items.clear();
+    for (const [id, item] of fresh.items) this.items.set(id, item);
   }
 
   async destroy(): Promise<void> {

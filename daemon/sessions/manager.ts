@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log.js";
-import { keys, type Store } from "../store/store.js";
+import { keys, StoreDamagedError, type Store } from "../store/store.js";
 import { Session, type SessionDeps } from "./session.js";
 import { Inbox, inboxKeys } from "../inbox/inbox.js";
 import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
@@ -32,7 +32,14 @@ export class SessionManager {
     private readonly store: Store,
     private readonly deps: SessionDeps,
     private readonly log: Logger,
-  ) {}
+  ) {
+    // A disk that filled up has room again: sessions whose writes failed put that in their ledgers.
+    store.onRecovered(() => {
+      for (const session of this.live.values()) {
+        session.repairAfterStoreFault().catch((err: unknown) => this.log.error({ sessionId: session.id, err: (err as Error)?.message }, "repair after a store failure failed"));
+      }
+    });
+  }
 
   /** Turns persisted as running belonged to a daemon that died: mark them interrupted, visibly. */
   async recover(): Promise<void> {
@@ -44,11 +51,9 @@ export class SessionManager {
     const records = await this.store.range<SessionRecord>(keys.sessionPrefix);
     for (const { value: record } of records) {
       if (record.status !== "running") continue;
-      const session = await this.get(record.id);
-      await session.markInterrupted();
-      // Recovery only rewrites the record; the session goes live again when a window attaches.
+      // Loading marks the turn interrupted; the session goes live again when a window attaches.
+      await this.get(record.id);
       this.live.delete(record.id);
-      this.log.info({ sessionId: record.id }, "marked interrupted turn");
     }
   }
 
@@ -75,7 +80,12 @@ export class SessionManager {
     const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id));
     session.env = input.env;
     this.live.set(record.id, session);
-    await session.commit();
+    try {
+      await session.commit();
+    } catch (err) {
+      this.live.delete(record.id);
+      throw err;
+    }
     return session;
   }
 
@@ -86,8 +96,17 @@ export class SessionManager {
     const pending = this.loading.get(id);
     if (pending) return pending;
     const load = (async () => {
-      const record = await this.store.get<SessionRecord>(keys.session(id));
-      if (!record) throw RpcError.sessionNotFound(id);
+      const record = await this.store.get<SessionRecord>(keys.session(id)).catch((err: unknown) => {
+        throw err instanceof StoreDamagedError ? RpcError.internal(`Session ${id} cannot be loaded: ${err.message}`) : err;
+      });
+      if (!record) {
+        // A ledger without its record is a session the store lost the record of, not an unknown id.
+        if ((await this.store.range(keys.eventPrefix(id), { limit: 1 })).length > 0) {
+          this.store.noteDamage(keys.session(id), "the session's record is missing; its ledger is still stored", id);
+          throw RpcError.internal(`Session ${id} cannot be loaded: the store at ${this.store.dir} is damaged (the session's record is missing)`);
+        }
+        throw RpcError.sessionNotFound(id);
+      }
       const history = (await this.store.range<ChatMessage>(keys.historyPrefix(id))).map((e) => e.value);
       // Chunks are flushed between commit points, so the ledger may run ahead of the record.
       const [last] = await this.store.range<LedgerEntry>(keys.eventPrefix(id), { reverse: true, limit: 1 });
@@ -95,6 +114,14 @@ export class SessionManager {
       record.historyLength = history.length;
       const session = new Session(record, history, this.deps, await Inbox.open(this.store, id));
       this.live.set(id, session);
+      // Nothing runs a session that is not live: a turn stored as running was cut short (a daemon
+      // that died, or a write that failed before the session closed).
+      if (record.status === "running") {
+        await session.markInterrupted().then(
+          () => this.log.info({ sessionId: id }, "marked interrupted turn"),
+          (err: unknown) => this.log.error({ sessionId: id, err: (err as Error)?.message }, "could not mark an interrupted turn"),
+        );
+      }
       return session;
     })();
     this.loading.set(id, load);

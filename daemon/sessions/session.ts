@@ -7,7 +7,7 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { ContentBlock } from "../../shared/acp-schemas.js";
 import type { ContentBlock as AcpContentBlock } from "@agentclientprotocol/sdk";
 import type { Logger } from "../log.js";
-import { keys, type Store } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { runTurn } from "../agent/turn.js";
 import { systemPrompt } from "../agent/system-prompt.js";
 import type { ChatModel, Usage } from "../provider/types.js";
@@ -27,9 +27,9 @@ import { SessionMeter, STATUS_UPDATE_METHOD } from "./meter.js";
 import { EditorRouter } from "./editor-router.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { SessionTools } from "./session-tools.js";
-import { SessionWriter } from "./writer.js";
+import { SessionState, storeFailureError } from "./session-state.js";
 import { promptToText, titleFrom } from "./prompt-text.js";
-import type { ChatMessage, ClientPort, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate, StopReason } from "./types.js";
+import type { ChatMessage, ClientPort, LedgerBody, SessionRecord, SessionUpdate, StopReason } from "./types.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
 
@@ -69,7 +69,9 @@ interface ActiveTurn {
 export class Session {
   readonly attachments = new Set<ClientPort>();
   env: Record<string, string | undefined> = {};
-  private readonly writer: SessionWriter;
+  private readonly state: SessionState;
+  /** A write of this session failed; once the store takes writes again the ledger says so. */
+  private storeFault: { message: string; turnId?: string } | undefined;
   private readonly log: Logger;
   private active: ActiveTurn | undefined;
   private tail: Promise<void> = Promise.resolve();
@@ -87,13 +89,13 @@ export class Session {
 
   constructor(
     readonly record: SessionRecord,
-    private readonly historyMessages: ChatMessage[],
+    historyMessages: ChatMessage[],
     private readonly deps: SessionDeps,
     readonly inbox: Inbox,
   ) {
     this.driver = new InboxDriver(this, inbox, deps.log.child({ sessionId: record.id }));
     this.meter = new SessionMeter(record.costs);
-    this.writer = new SessionWriter(deps.store, deps.log);
+    this.state = new SessionState(record, historyMessages, deps.store, (err) => this.onStoreFault(err));
     this.log = deps.log.child({ sessionId: record.id });
     this.router = new EditorRouter(() => this.attachments, () => this.active?.origin);
     this.broker = new PermissionBroker(record.id, this.router, () => deps.permissionTimeoutMs());
@@ -168,54 +170,63 @@ export class Session {
   }
 
   history(): readonly ChatMessage[] {
-    return this.historyMessages;
+    return this.state.history();
   }
 
   private appendHistory(msg: ChatMessage): void {
-    const n = this.historyMessages.length;
-    this.historyMessages.push(msg);
-    this.record.historyLength = this.historyMessages.length;
-    this.writer.put(keys.history(this.id, n), msg);
+    this.state.appendHistory(msg);
   }
 
   private appendLedger(entry: LedgerBody): void {
-    const seq = ++this.record.lastSeq;
-    this.writer.put(keys.event(this.id, seq), { ...entry, seq, at: new Date().toISOString() });
-  }
-
-  private saveRecord(): void {
-    this.writer.put(keys.session(this.id), this.record);
+    this.state.appendLedger(entry);
   }
 
   /** Persists the record and waits for the disk: a commit point. */
   async commit(): Promise<void> {
-    this.saveRecord();
-    await this.writer.flush(true);
+    await this.state.commit();
   }
 
   /**
    * Sends the whole ledger to `port`, then attaches it in the same tick as the last check, so no
-   * update falls between replay and live delivery.
+   * update falls between replay and live delivery. Entries the store lost or cannot read are named
+   * in a warning at the end instead of passing in silence.
    */
   async replayTo(port: ClientPort): Promise<void> {
     let sent = 0;
+    const missing: Array<[number, number]> = [];
     for (;;) {
-      await this.writer.flush(false);
-      const entries = await this.deps.store.range<LedgerEntry>(keys.eventPrefix(this.id), {
-        from: keys.event(this.id, sent + 1),
-      });
+      await this.state.flush();
+      const entries = await this.state.ledgerFrom(sent + 1);
+      let progressed = false;
       for (const { value } of entries) {
         if (value.seq <= sent) continue;
+        if (value.seq > sent + 1) missing.push([sent + 1, value.seq - 1]);
         sent = value.seq;
+        progressed = true;
         if (value.type === "update" && !port.closed) port.sendUpdate(this.id, value.update);
         // A long history goes out at the pace the window takes it, not all into memory at once.
         while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
       }
-      if (sent >= this.record.lastSeq) {
-        this.attach(port);
-        return;
-      }
+      // Caught up, or the store holds no more than this (a failed write memory has not reloaded from).
+      if (sent >= this.record.lastSeq || !progressed) break;
     }
+    this.warnOfDamage(port, missing);
+    this.attach(port);
+  }
+
+  private warnOfDamage(port: ClientPort, missing: Array<[number, number]>): void {
+    const span = ([a, b]: [number, number]): string => (a === b ? `${a}` : `${a}–${b}`);
+    if (missing.length > 0) this.deps.store.noteDamage(`event!${this.id}!`, `ledger entries missing: ${missing.map(span).join(", ")}`, this.id);
+    const own = this.deps.store.damageOf(this.id);
+    // What LevelDB dropped while recovering names no session: any of them may have lost its latest entries.
+    const storeWide = this.deps.store.health().damage.filter((d) => d.sessionId === undefined);
+    if ((own.length === 0 && storeWide.length === 0) || port.closed) return;
+    const parts = [
+      ...(own.length > 0 ? [`this session's stored history is damaged (${own.map((d) => d.detail).join("; ")})`] : []),
+      ...(storeWide.length > 0 ? [`the store lost data while recovering (${storeWide.map((d) => d.detail).join("; ")}), so recent entries may be missing`] : []),
+    ];
+    const text = `\n\n[warning] ${parts.join("; ")}. Everything that could be read is shown above; \`reasonix daemon status\` lists the damage.`;
+    port.sendUpdate(this.id, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
   }
 
   /**
@@ -303,6 +314,8 @@ export class Session {
   }
 
   private async runTurnOnce(input: TurnInput): Promise<StopReason> {
+    // After a failed write, memory goes back to what the store holds before anything new is added.
+    if (this.state.fault !== undefined) await this.state.reload();
     const turn: ActiveTurn = { id: randomUUID(), controller: new AbortController(), origin: input.origin, open: true, steerable: !input.local };
     this.active = turn;
     this.record.status = "running";
@@ -320,7 +333,12 @@ export class Session {
       this.record.title = titleFrom(shownText);
       this.emit({ sessionUpdate: "session_info_update", title: this.record.title, updatedAt: this.record.updatedAt });
     }
-    await this.commit();
+    try {
+      await this.commit();
+    } catch (err) {
+      // Not even the prompt was saved: the turn never started, and the store decides what is true.
+      await this.endWithStoreFault(turn, err);
+    }
     this.meter.startTurn();
     this.notifyStatus("phase");
 
@@ -336,7 +354,7 @@ export class Session {
           {
             emit: (u) => this.emitForTurn(u),
             appendHistory: (m) => this.appendHistory(m),
-            history: () => this.historyMessages,
+            history: () => this.state.history(),
             toolSpecs: () => this.tools.toolSpecs(),
             runTool: (call, signal) => this.tools.run(call, signal),
             onUsage: (u) => this.onUsage(u),
@@ -358,8 +376,9 @@ export class Session {
     } finally {
       turn.open = false;
     }
+    if (this.state.fault !== undefined) await this.endWithStoreFault(turn, this.state.fault);
     // Steers the turn accepted but never reached wait as follow-ups: nothing typed is dropped.
-    for (const item of this.inbox.accepted()) await this.inbox.setState(item.id, "queued");
+    for (const item of this.inbox.accepted()) await this.inbox.setState(item.id, "queued").catch(() => undefined);
     if (turn.controller.signal.aborted) {
       stopReason = "cancelled";
       failure = undefined;
@@ -376,7 +395,11 @@ export class Session {
     this.record.status = "idle";
     this.touch();
     this.active = undefined;
-    await this.commit();
+    try {
+      await this.commit();
+    } catch (err) {
+      await this.endWithStoreFault(turn, err);
+    }
     if (failure !== undefined) {
       this.notifyStatus("error");
       this.log.warn({ turnId: turn.id, error }, "turn failed");
@@ -510,8 +533,8 @@ export class Session {
    * model was waiting on so the next request is well-formed. Nothing is re-run.
    */
   async markInterrupted(): Promise<void> {
-    const answered = new Set(this.historyMessages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
-    for (const m of [...this.historyMessages]) {
+    const answered = new Set(this.history().filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+    for (const m of [...this.history()]) {
       for (const call of m.tool_calls ?? []) {
         if (!answered.has(call.id)) {
           this.appendHistory({
@@ -531,6 +554,74 @@ export class Session {
     await this.commit();
   }
 
+  /**
+   * A write of this session failed. A running turn stops at once (its end reloads the state);
+   * otherwise memory is reloaded from the store now, in turn with any prompt.
+   */
+  private onStoreFault(err: unknown): void {
+    this.log.error({ err: (err as Error)?.message }, "session write failed");
+    if (this.active) {
+      this.active.controller.abort(err);
+      return;
+    }
+    void this.serially(() => (this.state.fault !== undefined ? this.state.reload() : Promise.resolve())).catch((e: unknown) =>
+      this.log.error({ err: (e as Error)?.message }, "reloading the session after a failed write failed"),
+    );
+  }
+
+  /**
+   * Ends a turn whose writes failed: memory goes back to what the store holds, every window hears why
+   * (live only: the store cannot take it now), and the prompt fails with the cause. The ledger gets
+   * the same notice once the store takes writes again (repairAfterStoreFault).
+   */
+  private async endWithStoreFault(turn: ActiveTurn, err: unknown): Promise<never> {
+    const error = storeFailureError(err);
+    turn.open = false;
+    this.active = undefined;
+    await this.state.reload().catch(() => undefined);
+    this.record.status = "idle";
+    this.storeFault = { message: error.message, turnId: turn.id };
+    // The window that prompted gets the error as its answer; the others hear it here.
+    for (const port of this.attachments) {
+      if (port !== turn.origin && !port.closed) port.sendUpdate(this.id, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n[error] ${error.message}` } });
+    }
+    this.notifyStatus("error");
+    throw error;
+  }
+
+  /**
+   * The store takes writes again: reload (a write reported as failed may have landed after all),
+   * then close the failed turn in the ledger, so a later load shows what the windows were told.
+   */
+  async repairAfterStoreFault(): Promise<void> {
+    await this.serially(async () => {
+      if (this.state.fault !== undefined) await this.state.reload();
+      const fault = this.storeFault;
+      if (!fault) return;
+      this.storeFault = undefined;
+      await this.state.reload();
+      // A turn whose start never reached the disk left nothing to close: the store shows nothing of it.
+      if (this.record.status !== "running") return;
+      this.appendLedger({ type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n[error] ${fault.message}` } } });
+      if (fault.turnId) this.appendLedger({ type: "turn_end", turnId: fault.turnId, error: fault.message });
+      this.record.status = "idle";
+      await this.commit();
+    });
+  }
+
+  /** Runs `fn` after every prompt queued before it, holding later ones back until it is done. */
+  private async serially<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((r) => (release = r));
+    try {
+      await previous;
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
   /** A permission decision is a commit point: it survives a crash with the updates before it. */
   async recordDecision(toolCallId: string, outcome: string): Promise<void> {
     this.appendLedger({ type: "permission", toolCallId, outcome });
@@ -548,7 +639,9 @@ export class Session {
     void this.runtime.close();
     this.cancel();
     await this.tail;
-    await this.commit();
+    // The history is already stored up to its last commit point; a failing disk must not keep the
+    // session from closing.
+    await this.commit().catch((err: unknown) => this.log.warn({ err: (err as Error)?.message }, "final save of a stopping session failed"));
   }
 }
 

@@ -4,7 +4,6 @@
  * milliseconds); commit points flush at once with sync, as one atomic batch.
  */
 import type { BatchOp, Store } from "../store/store.js";
-import type { Logger } from "../log.js";
 
 const FLUSH_DELAY_MS = 40;
 
@@ -15,7 +14,8 @@ export class SessionWriter {
 
   constructor(
     private readonly store: Store,
-    private readonly log: Logger,
+    /** Told of every failed write, including the timed flushes nobody awaits. */
+    private readonly onFailure: (err: unknown) => void,
   ) {}
 
   put(key: string, value: unknown): void {
@@ -33,15 +33,22 @@ export class SessionWriter {
     this.pending = [];
     // One failed write must not poison every later one: each batch starts from a settled chain.
     this.chain = this.chain.catch(() => undefined).then(async () => {
-      if (ops.length === 0 && !sync) return;
+      if (ops.length === 0) return;
       try {
         await this.store.batch(ops, sync);
       } catch (err) {
-        this.log.error({ err }, "store write failed");
+        this.onFailure(err);
         throw err;
       }
     });
     return this.chain;
+  }
+
+  /** Drops what is buffered: after a failed write the session reloads its state from the store. */
+  discard(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending = [];
   }
 
   private schedule(): void {

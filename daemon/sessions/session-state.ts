@@ -1,0 +1,111 @@
+/**
+ * A session's durable state: its record, its model conversation and its ledger, and how they reach
+ * the store. Memory may run ahead of the store only by what is buffered for the next flush; once a
+ * write fails, the state is "faulted": nothing more is written, commits fail with the same cause,
+ * and `reload()` puts memory back to exactly what the store holds before anything is written again.
+ */
+import { RpcError } from "../../shared/jsonrpc.js";
+import { keys, type Store } from "../store/store.js";
+import { StoreWriteError } from "../store/errors.js";
+import { SessionWriter } from "./writer.js";
+import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord } from "./types.js";
+
+/** The answer an editor gets when the session could not be saved: the cause in the user's words. */
+export function storeFailureError(err: unknown): RpcError {
+  if (err instanceof RpcError) return err;
+  const cause = err instanceof StoreWriteError ? err.message : `the store could not be written: ${(err as Error)?.message ?? String(err)}`;
+  return RpcError.internal(`The session could not be saved: ${cause}`);
+}
+
+export class SessionState {
+  private readonly writer: SessionWriter;
+  private faultError: unknown;
+
+  constructor(
+    readonly record: SessionRecord,
+    private readonly messages: ChatMessage[],
+    private readonly store: Store,
+    private readonly onFault: (err: unknown) => void,
+  ) {
+    this.writer = new SessionWriter(store, (err) => this.writeFailed(err));
+  }
+
+  get id(): string {
+    return this.record.id;
+  }
+
+  /** The write failure memory has not been reloaded from yet. */
+  get fault(): unknown {
+    return this.faultError;
+  }
+
+  history(): ChatMessage[] {
+    return this.messages;
+  }
+
+  appendHistory(msg: ChatMessage): void {
+    const n = this.messages.length;
+    this.messages.push(msg);
+    this.record.historyLength = this.messages.length;
+    this.put(keys.history(this.id, n), msg);
+  }
+
+  appendLedger(entry: LedgerBody): void {
+    const seq = ++this.record.lastSeq;
+    this.put(keys.event(this.id, seq), { ...entry, seq, at: new Date().toISOString() });
+  }
+
+  /** Persists the record with everything before it and waits for the disk: a commit point. */
+  async commit(): Promise<void> {
+    if (this.faultError !== undefined) throw storeFailureError(this.faultError);
+    this.put(keys.session(this.id), this.record);
+    try {
+      await this.writer.flush(true);
+    } catch (err) {
+      throw storeFailureError(err);
+    }
+  }
+
+  /** Writes what is buffered, unsynced; a failure is handled as a fault, not thrown. */
+  async flush(): Promise<void> {
+    await this.writer.flush(false).catch(() => undefined);
+  }
+
+  /**
+   * Puts memory back to what the store holds (after a failed write, or when the failed write may
+   * have landed after all). The conversation array is refilled in place: the turn runner holds it.
+   */
+  async reload(): Promise<void> {
+    this.writer.discard();
+    const stored = await this.store.get<SessionRecord>(keys.session(this.id));
+    const history = await this.store.range<ChatMessage>(keys.historyPrefix(this.id));
+    const [last] = await this.store.range<LedgerEntry>(keys.eventPrefix(this.id), { reverse: true, limit: 1 });
+    if (stored) {
+      const record = this.record as unknown as Record<string, unknown>;
+      for (const key of Object.keys(record)) if (!(key in stored)) delete record[key];
+      Object.assign(this.record, stored);
+    }
+    // Chunks are flushed between commit points, so the ledger may run ahead of the record.
+    this.record.lastSeq = Math.max(stored?.lastSeq ?? 0, last?.value.seq ?? 0);
+    this.messages.length = 0;
+    for (const { value } of history) this.messages.push(value);
+    this.record.historyLength = this.messages.length;
+    this.faultError = undefined;
+  }
+
+  /** Ledger entries from `fromSeq` on, as stored. */
+  ledgerFrom(fromSeq: number): Promise<Array<{ key: string; value: LedgerEntry }>> {
+    return this.store.range<LedgerEntry>(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq) });
+  }
+
+  private put(key: string, value: unknown): void {
+    if (this.faultError === undefined) this.writer.put(key, value);
+  }
+
+  private writeFailed(err: unknown): void {
+    if (this.faultError !== undefined) return;
+    this.faultError = err;
+    this.writer.discard();
+    this.onFault(err);
+  }
+}
