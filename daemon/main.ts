@@ -9,6 +9,7 @@ import { currentBuild } from "../shared/build.js";
 import { ConfigError, readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log.js";
 import { Store, StoreLockedError } from "./store/store.js";
+import { scanStore } from "./store/integrity.js";
 import { SessionManager } from "./sessions/manager.js";
 import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
@@ -63,6 +64,8 @@ function writeDaemonInfo(paths: Paths, info: object): void {
 
 export async function runDaemon(): Promise<void> {
   process.umask(0o077);
+  // Our stdout and stderr are the log file: a full disk must not turn a diagnostic into a crash.
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
   const paths = resolvePaths();
   mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
   mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
@@ -83,7 +86,7 @@ export async function runDaemon(): Promise<void> {
 
   let store: Store;
   try {
-    store = await Store.open(paths.dbDir);
+    store = await Store.open(paths.dbDir, log);
   } catch (err) {
     if (err instanceof StoreLockedError) {
       process.stderr.write("reasonix daemon: already running\n");
@@ -95,6 +98,11 @@ export async function runDaemon(): Promise<void> {
 
   const state = await serve(paths, config, store, log);
   signalLauncher("ready");
+  // Damage LevelDB dropped in silence shows as holes in the ledgers; looked for once serving.
+  scanStore(store).then(
+    (found) => log.info(found, "store integrity scan done"),
+    (err: unknown) => log.error({ err: (err as Error)?.message }, "store integrity scan failed"),
+  );
   log.info({ socket: paths.socketPath, build: BUILD_ID }, "daemon ready");
   process.stderr.write(`reasonix daemon: ready (pid ${process.pid}, socket ${paths.socketPath})\n`);
   void state;

@@ -13,8 +13,9 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
   app.get("/livez", async () => ({ ok: true }));
 
   app.get("/readyz", async (_req, reply) => {
-    const ready = state.store.isOpen && !state.draining;
-    return reply.code(ready ? 200 : 503).send({ ready, draining: state.draining, storeOpen: state.store.isOpen });
+    const storeWritable = state.store.failure === undefined;
+    const ready = state.store.isOpen && storeWritable && !state.draining;
+    return reply.code(ready ? 200 : 503).send({ ready, draining: state.draining, storeOpen: state.store.isOpen, storeWritable });
   });
 
   app.get("/status", async () => {
@@ -35,6 +36,7 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
       queuedPrompts: live.reduce((n, s) => n + s.queuedPrompts, 0),
       pendingPermissions: live.reduce((n, s) => n + s.broker.pending.size, 0),
       inboxDepth: live.reduce((n, s) => n + s.inbox.depth(), 0),
+      store: state.store.health(),
       liveSessions: live.map((s) => ({
         sessionId: s.id,
         cwd: s.record.cwd,
