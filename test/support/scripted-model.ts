@@ -24,6 +24,8 @@ export interface ScriptedReply {
   finishReason?: "stop" | "tool_calls" | "length";
   /** pause before each chunk after the first (lets tests cancel or kill mid-stream) */
   chunkDelayMs?: number;
+  /** after this many stream events (the role delta counts as one), wait until `until` settles, then go on */
+  pause?: { afterEvents: number; until: Promise<unknown> };
   /** send the given chunks, then keep the stream open (no finish, no [DONE]) until the client goes away */
   hang?: boolean;
   /** send the given chunks, then destroy the socket: a network failure mid-stream */
@@ -278,9 +280,12 @@ export class ScriptedModel {
     };
 
     let first = true;
+    let sent = 0;
     for (const event of events) {
+      if (reply.pause && sent === reply.pause.afterEvents) await reply.pause.until;
       if (!(await write(JSON.stringify(event), first))) return;
       first = false;
+      sent++;
     }
 
     if (reply.hang) {

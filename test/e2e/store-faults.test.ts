@@ -1,0 +1,192 @@
+/**
+ * Store faults seen from the editor: a disk that fills up (a small tmpfs the test mounts as root)
+ * and bytes overwritten in the store's files. What the editor was told must be what a later load
+ * shows: answered prompts with their answers, nothing reported as failed coming back as done, and
+ * damage named instead of passed over in silence.
+ */
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { openSync, closeSync, readdirSync, statSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { BIN, stopDaemon, type AgentProcess } from "../support/harness.js";
+import { mountSmallDisk, type SmallDisk } from "../support/tmpfs.js";
+import { daemonStatus, world, within } from "./fixture.js";
+
+const run = promisify(execFile);
+
+function smallDisk(t: TestContext): SmallDisk | undefined {
+  const disk = mountSmallDisk(24);
+  if (typeof disk === "string") {
+    t.skip(disk);
+    return undefined;
+  }
+  t.after(async () => {
+    await stopDaemon(disk.dir);
+    disk.unmount();
+  });
+  return disk;
+}
+
+/** Polls `reasonix daemon status` until `pred` holds; bounded, for state that has no event of its own. */
+async function statusUntil(home: string, pred: (s: any) => boolean, what: string): Promise<any> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const status = daemonStatus(home);
+    if (pred(status)) return status;
+    if (Date.now() > deadline) throw new Error(`${what}: not seen in /status within 15 s: ${JSON.stringify(status.store)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function restartDaemon(home: string): Promise<void> {
+  await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home } });
+}
+
+async function loadReplay(agent: AgentProcess, sessionId: string, cwd: string): Promise<{ error?: any; updates: any[] }> {
+  const from = agent.messages.length;
+  const answer = await agent.rawRequest({ id: `load-${from}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } }, 15_000);
+  const at = agent.messages.indexOf(answer);
+  const updates = agent.messages.slice(from, at).filter((m) => m.method === "session/update").map((m) => m.params.update);
+  return { error: answer.error, updates };
+}
+
+const userTexts = (us: any[]) => us.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text as string);
+const agentText = (us: any[]) => us.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text as string).join("");
+
+test("disk full: a prompt that cannot be saved fails with the cause; the daemon recovers once space is back; after a restart the load replays exactly the answered prompts", async (t) => {
+  const disk = smallDisk(t);
+  if (!disk) return;
+  const { agent, model, workdir, spawn } = await world(t, { home: disk.dir });
+  model.enqueue({ content: ["answer ", "one"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  assert.equal((await agent.prompt(sessionId, "first")).stopReason, "end_turn");
+
+  disk.fill();
+  const refused = await agent.prompt(sessionId, `second ${"x".repeat(64 * 1024)}`).then(
+    () => undefined,
+    (e: { code: number; message: string }) => e,
+  );
+  assert.ok(refused, "the prompt must fail while nothing can be saved");
+  assert.equal(refused.code, -32603);
+  assert.match(refused.message, new RegExp(`no space left on the disk holding ${disk.dir}/db`));
+  assert.equal(model.requests.length, 1, "nothing unsaved went to the model");
+  const during = daemonStatus(disk.dir);
+  assert.equal(during.runningTurns, 0, "no turn is left running");
+  assert.equal(during.store.writable, false);
+  assert.match(during.store.failure, /no space left/);
+
+  disk.unfill();
+  await statusUntil(disk.dir, (s) => s.store.writable === true, "the store writable again");
+  model.enqueue({ content: ["answer ", "three"] });
+  assert.equal((await agent.prompt(sessionId, "third")).stopReason, "end_turn");
+
+  await agent.closeStdin();
+  await restartDaemon(disk.dir);
+  const second = spawn();
+  await second.initialize();
+  const { error, updates } = await within(10_000, "session/load after the restart", loadReplay(second, sessionId, workdir));
+  assert.equal(error, undefined, JSON.stringify(error));
+  assert.deepEqual(userTexts(updates), ["first", "third"]);
+  assert.equal(agentText(updates), "answer oneanswer three");
+  const after = daemonStatus(disk.dir);
+  assert.equal(after.runningTurns, 0);
+  assert.deepEqual(after.store.damage, [], "recovery left no damage behind");
+  assert.doesNotMatch(second.daemonLog(), /dropping \d+ bytes|checksum mismatch/);
+});
+
+test("disk full mid-turn: the turn ends with the cause, the session stays loadable; the ledger then marks the turn failed, never done", async (t) => {
+  const disk = smallDisk(t);
+  if (!disk) return;
+  const { agent, model, workdir, spawn } = await world(t, { home: disk.dir });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const chunk = "y".repeat(16 * 1024);
+  model.enqueue({ content: ["partial ", ...Array.from({ length: 20 }, () => chunk), " the end"], pause: { afterEvents: 2, until: gate } });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const pending = agent.prompt(sessionId, "stream a lot").then(
+    () => undefined,
+    (e: { code: number; message: string }) => e,
+  );
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  disk.fill();
+  release();
+  const failed = await within(15_000, "the failed prompt's answer", pending);
+  assert.ok(failed, "the turn must not end as if it succeeded");
+  assert.match(failed.message, /no space left on the disk holding/);
+  assert.equal(daemonStatus(disk.dir).runningTurns, 0);
+
+  // Loadable while the disk is still full: another window attaches and gets its answer.
+  const other = spawn();
+  await other.initialize();
+  const early = await within(10_000, "session/load while the disk is full", loadReplay(other, sessionId, workdir));
+  assert.equal(early.error, undefined, JSON.stringify(early.error));
+  assert.deepEqual(userTexts(early.updates), ["stream a lot"]);
+
+  disk.unfill();
+  await statusUntil(disk.dir, (s) => s.store.writable === true, "the store writable again");
+  await other.closeStdin();
+  await agent.closeStdin();
+  await restartDaemon(disk.dir);
+  const third = spawn();
+  await third.initialize();
+  const { error, updates } = await within(10_000, "session/load after the restart", loadReplay(third, sessionId, workdir));
+  assert.equal(error, undefined, JSON.stringify(error));
+  // What reached the disk before it filled (maybe not even the first chunk) is shown, then the failure.
+  assert.deepEqual(userTexts(updates), ["stream a lot"]);
+  const text = agentText(updates);
+  assert.doesNotMatch(text, /the end/, "the unsaved rest of the answer does not appear");
+  assert.match(text, /\[error\] The session could not be saved: no space left on the disk holding[^\n]*$/);
+  assert.doesNotMatch(text, /\[interrupted\]/, "the failure was recorded once space returned, not left for crash recovery");
+  assert.equal(daemonStatus(disk.dir).runningTurns, 0);
+});
+
+/** Overwrites `length` bytes in the middle of the largest file of `kind` in the store. */
+function overwriteMiddle(db: string, kind: ".log" | ".ldb", length = 64): string {
+  const files = readdirSync(db).filter((f) => f.endsWith(kind)).map((f) => ({ f, size: statSync(join(db, f)).size }));
+  files.sort((a, b) => b.size - a.size);
+  const target = files[0];
+  assert.ok(target && target.size > 4 * length, `a ${kind} file with data in ${db}: ${JSON.stringify(files)}`);
+  const fd = openSync(join(db, target.f), "r+");
+  writeSync(fd, Buffer.alloc(length, 0xa5), 0, length, Math.floor(target.size / 2));
+  closeSync(fd);
+  return target.f;
+}
+
+for (const kind of [".log", ".ldb"] as const) {
+  test(`bytes overwritten in the middle of a ${kind} file: the next load replays everything or says what is missing, and /status shows the damage`, async (t) => {
+    const { agent, model, workdir, spawn, home } = await world(t);
+    await agent.initialize();
+    const { sessionId } = await agent.newSession(workdir);
+    for (let i = 1; i <= 6; i++) {
+      model.enqueue({ content: [`answer ${i} `, "z".repeat(4000)] });
+      assert.equal((await agent.prompt(sessionId, `prompt ${i}`)).stopReason, "end_turn");
+    }
+    await agent.closeStdin();
+    await restartDaemon(home.dir);
+    if (kind === ".ldb") {
+      // A daemon start turns the log into a table; stop again so the data sits in an .ldb file.
+      const between = spawn();
+      await between.initialize();
+      await between.closeStdin();
+      await restartDaemon(home.dir);
+    }
+    const file = overwriteMiddle(join(home.dir, "db"), kind);
+
+    const reader = spawn();
+    await reader.initialize();
+    const { error, updates } = await loadReplay(reader, sessionId, workdir);
+    const complete = error === undefined && userTexts(updates).length === 6 && [1, 2, 3, 4, 5, 6].every((i) => agentText(updates).includes(`answer ${i} `));
+    const warned = updates.some((u) => u.sessionUpdate === "agent_message_chunk" && /\[warning\].*damaged|\[warning\].*lost data/.test(u.content?.text ?? ""));
+    const told = error !== undefined && /damaged/.test(error.message);
+    t.diagnostic(`${file}: ${complete ? "replayed everything" : warned ? "replay with a warning" : told ? `load refused: ${error.message}` : "silent loss"}`);
+    assert.ok(complete || warned || told, `a damaged store must never lose entries in silence: ${JSON.stringify({ error, users: userTexts(updates) })}`);
+    if (!complete) {
+      const damage = (await statusUntil(home.dir, (s) => s.store.damage.length > 0, "the damage")).store.damage;
+      assert.ok(damage.length > 0);
+    }
+  });
+}
