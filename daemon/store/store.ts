@@ -20,7 +20,7 @@ import { readFileSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import { Level } from "level";
 import type { Logger } from "../log.js";
-import { checkedJson, DAMAGED } from "./codec.js";
+import { checkedJson, DAMAGED, encodeValue } from "./codec.js";
 import { describeWriteFailure, StoreDamagedError, StoreWriteError } from "./errors.js";
 
 export { StoreDamagedError, StoreWriteError } from "./errors.js";
@@ -72,8 +72,15 @@ export function sessionOfKey(key: string): string | undefined {
 const MIN_FREE_BYTES = 4 * 1024 * 1024;
 const MAX_DAMAGE_ENTRIES = 200;
 
+/** A batch op whose value is already encoded, so writing it cannot fail on the value. */
+interface EncodedOp {
+  type: "put" | "del";
+  key: string;
+  value?: string;
+}
+
 interface QueuedBatch {
-  ops: BatchOp[];
+  ops: EncodedOp[];
   sync: boolean;
   resolve(): void;
   reject(err: Error): void;
@@ -210,8 +217,16 @@ export class Store {
     if (ops.length === 0) return Promise.resolve();
     if (this.failureError) return Promise.reject(this.failureError);
     if (this.closed) return Promise.reject(new StoreWriteError(`the store at ${this.dir} is closed`, false));
+    // A value that cannot be encoded (too deep, a cycle) is its caller's error, not a store failure:
+    // it must never reach the shared write and stop every session's writes.
+    let encoded: EncodedOp[];
+    try {
+      encoded = ops.map((op) => (op.type === "put" ? { type: "put", key: op.key, value: encodeValue(op.value) } : { type: "del", key: op.key }));
+    } catch (err) {
+      return Promise.reject(new Error(`a value could not be stored: ${(err as Error).message}`));
+    }
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ ops, sync, resolve, reject });
+      this.queue.push({ ops: encoded, sync, resolve, reject });
       if (!this.writing) void this.pump();
     });
   }
@@ -241,7 +256,7 @@ export class Store {
         const chained = this.db.batch();
         for (const { ops } of group) {
           for (const op of ops) {
-            if (op.type === "put") chained.put(op.key, op.value);
+            if (op.type === "put") chained.put(op.key, op.value, { valueEncoding: "utf8" });
             else chained.del(op.key);
           }
         }
