@@ -151,6 +151,21 @@ export interface PeerHandlers {
   toRpcError?(err: unknown, method: string): RpcError;
 }
 
+/**
+ * How much one client may have the peer work on at once. Requests beyond `maxInFlight` wait in
+ * arrival order and `onPressure(true)` asks the transport to stop reading until they drain, so a
+ * client that pipelines thousands of requests meets backpressure instead of growing our memory.
+ */
+export interface InFlightLimit {
+  maxInFlight: number;
+  /** Requests that may run for a whole turn (prompts): bounded elsewhere, and never queued here. */
+  exempt?(method: string): boolean;
+  onPressure?(paused: boolean): void;
+}
+
+/** What may wait beyond the limit while the transport's own buffers drain: past it, an error. */
+export const MAX_WAITING_REQUESTS = 4096;
+
 export interface RequestOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
@@ -174,10 +189,13 @@ export class JsonRpcPeer {
   private readonly pending = new Map<JsonRpcId, Pending>();
   private readonly running = new Map<JsonRpcId, AbortController>();
   private closedReason: Error | undefined;
+  private inFlight = 0;
+  private readonly waiting: Array<{ id: JsonRpcId; method: string; params: unknown }> = [];
 
   constructor(
     private readonly sendText: (text: string) => void,
     private readonly handlers: PeerHandlers,
+    private readonly limit?: InFlightLimit,
   ) {}
 
   get closed(): boolean {
@@ -194,7 +212,7 @@ export class JsonRpcPeer {
         this.onNotification(msg.method, msg.params);
         return;
       case "request":
-        void this.onRequest(msg.id, msg.method, msg.params);
+        this.admit(msg.id, msg.method, msg.params);
         return;
       case "response":
       case "error": {
@@ -273,6 +291,39 @@ export class JsonRpcPeer {
       this.handlers.notification(method, params);
     } catch {
       // A notification never gets an answer, not even an error one.
+    }
+  }
+
+  private admit(id: JsonRpcId, method: string, params: unknown): void {
+    const limit = this.limit;
+    if (!limit || limit.exempt?.(method)) {
+      void this.onRequest(id, method, params);
+      return;
+    }
+    if (this.inFlight < limit.maxInFlight) {
+      this.inFlight++;
+      void this.onRequest(id, method, params).finally(() => this.release());
+      return;
+    }
+    if (this.waiting.length >= MAX_WAITING_REQUESTS) {
+      this.write({
+        jsonrpc: "2.0",
+        id,
+        error: RpcError.internal(`Too many requests in flight on this connection (${limit.maxInFlight} running, ${this.waiting.length} waiting); wait for answers before sending more`).toObject(),
+      });
+      return;
+    }
+    this.waiting.push({ id, method, params });
+    if (this.waiting.length === 1) limit.onPressure?.(true);
+  }
+
+  private release(): void {
+    this.inFlight--;
+    const next = this.waiting.shift();
+    if (next) {
+      this.inFlight++;
+      void this.onRequest(next.id, next.method, next.params).finally(() => this.release());
+      if (this.waiting.length === 0) this.limit?.onPressure?.(false);
     }
   }
 

@@ -10,12 +10,16 @@ import type { ClientCaps, ClientPort, SessionUpdate } from "../sessions/types.js
 import type { AcpServices } from "./context.js";
 import { toRpcError } from "./errors.js";
 import { notificationMethods, requestMethods } from "./methods.js";
+import { checkShape } from "./shape.js";
 
 export interface ConnectionInfo {
   env: Record<string, string | undefined>;
   model: string | undefined;
   shimPid: number | undefined;
 }
+
+/** Requests one window may have the daemon work on at once; more wait, and the socket stops being read. */
+export const MAX_IN_FLIGHT = 64;
 
 export class AcpConnection implements ClientPort {
   readonly connectionId = randomUUID();
@@ -30,13 +34,24 @@ export class AcpConnection implements ClientPort {
     readonly services: AcpServices,
     readonly info: ConnectionInfo,
     readonly backlog: () => number = () => 0,
+    /** Stops and restarts reading from the window (backpressure when it sends too much at once). */
+    pressure?: (paused: boolean) => void,
   ) {
     this.log = services.log.child({ connId: this.connectionId });
-    this.peer = new JsonRpcPeer(send, {
-      request: (method, params, ctx) => this.dispatch(method, params, ctx),
-      notification: (method, params) => this.dispatchNotification(method, params),
-      toRpcError,
-    });
+    this.peer = new JsonRpcPeer(
+      send,
+      {
+        request: (method, params, ctx) => this.dispatch(method, params, ctx),
+        notification: (method, params) => this.dispatchNotification(method, params),
+        toRpcError,
+      },
+      {
+        maxInFlight: MAX_IN_FLIGHT,
+        // A prompt holds its request open for a whole turn; prompts are bounded by the inbox instead.
+        exempt: (method) => method === "session/prompt",
+        ...(pressure ? { onPressure: pressure } : {}),
+      },
+    );
   }
 
   get closed(): boolean {
@@ -68,6 +83,7 @@ export class AcpConnection implements ClientPort {
   private async dispatch(method: string, params: unknown, ctx: RequestContext): Promise<unknown> {
     const spec = Object.hasOwn(requestMethods, method) ? requestMethods[method] : undefined;
     if (!spec) throw RpcError.methodNotFound(method);
+    checkShape(params);
     const parsed = spec.params.parse(params ?? {});
     return spec.handler(parsed, this, ctx);
   }
@@ -75,6 +91,12 @@ export class AcpConnection implements ClientPort {
   private dispatchNotification(method: string, params: unknown): void {
     const spec = Object.hasOwn(notificationMethods, method) ? notificationMethods[method] : undefined;
     if (!spec) return; // unknown notifications are ignored, never answered
+    try {
+      checkShape(params);
+    } catch {
+      this.log.debug({ method }, "ignored notification with oversized params");
+      return;
+    }
     const parsed = spec.params.safeParse(params ?? {});
     if (!parsed.success) {
       this.log.debug({ method }, "ignored notification with bad params");

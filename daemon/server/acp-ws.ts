@@ -72,6 +72,7 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
       state.services,
       { env: decodeEnv(header(req, HEADER_ENV)), model: header(req, HEADER_MODEL) || undefined, shimPid: Number.isFinite(pid) ? pid : undefined },
       () => socket.bufferedAmount,
+      (paused) => (paused ? socket.pause() : socket.resume()),
     );
     state.connections++;
     conn.log.info({ shimPid: pid, shimBuild, sameBuild: shimBuild === state.build }, "window attached");
