@@ -9,6 +9,7 @@ import { keys, StoreDamagedError, type Store } from "../store/store.js";
 import { Session, type SessionDeps } from "./session.js";
 import { Inbox, inboxKeys } from "../inbox/inbox.js";
 import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
+import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -18,7 +19,7 @@ export interface NewSessionInput {
 }
 
 export interface ListPage {
-  sessions: Array<{ sessionId: string; cwd: string; title?: string; updatedAt: string; additionalDirectories?: string[] }>;
+  sessions: ListEntry[];
   nextCursor?: string;
 }
 
@@ -43,6 +44,7 @@ export class SessionManager {
 
   /** Turns persisted as running belonged to a daemon that died: mark them interrupted, visibly. */
   async recover(): Promise<void> {
+    await ensureListIndex(this.store);
     // Inboxes first: whatever was admitted when the old daemon died becomes uncertain, never re-run.
     for (const { key } of await this.store.range(inboxKeys.headPrefix)) {
       const inbox = await Inbox.open(this.store, key.slice(inboxKeys.headPrefix.length));
@@ -139,30 +141,31 @@ export class SessionManager {
     return s;
   }
 
+  /**
+   * One page, newest first: the store's index (sessions with a title) merged with the live sessions
+   * it does not hold yet. The cursor is the sort key of the last entry sent.
+   */
   async list(cwd: string | undefined, cursor: string | undefined): Promise<ListPage> {
-    let offset = 0;
+    let after = "";
     if (cursor) {
-      const m = /^offset:(\d+)$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+      const m = /^k:(\d{13}!.+)$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
       if (!m) throw RpcError.invalidParams("cursor: not a cursor this agent issued");
-      offset = Number(m[1]);
+      after = m[1]!;
     }
-    const records = (await this.store.range<SessionRecord>(keys.sessionPrefix))
-      .map((e) => this.live.get(e.value.id)?.record ?? e.value)
-      // A session nobody ever prompted is clutter in an editor's history once it is no longer open.
-      .filter((r) => r.title !== undefined || this.live.has(r.id))
-      .filter((r) => !cwd || r.cwd === cwd)
-      .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id.localeCompare(b.id)));
-    const page = records.slice(offset, offset + PAGE_SIZE);
-    const next = offset + PAGE_SIZE < records.length ? Buffer.from(`offset:${offset + PAGE_SIZE}`).toString("base64url") : undefined;
+    const prefix = listPrefix(cwd);
+    const stored = (await this.store.range<ListEntry>(prefix, { ...(after ? { from: `${prefix}${after}\0` } : {}), limit: PAGE_SIZE + 1 })).map((e) => ({
+      sortKey: e.key.slice(prefix.length),
+      entry: e.value,
+    }));
+    const unindexed = [...this.live.values()]
+      .map((s) => s.unindexedListing())
+      .filter((l): l is NonNullable<typeof l> => l !== undefined && (cwd === undefined || l.entry.cwd === cwd) && l.sortKey > after);
+    const merged = [...stored, ...unindexed].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+    const page = merged.slice(0, PAGE_SIZE);
+    const last = page.at(-1);
     return {
-      sessions: page.map((r) => ({
-        sessionId: r.id,
-        cwd: r.cwd,
-        ...(r.additionalDirectories.length ? { additionalDirectories: r.additionalDirectories } : {}),
-        ...(r.title ? { title: r.title } : {}),
-        updatedAt: r.updatedAt,
-      })),
-      ...(next ? { nextCursor: next } : {}),
+      sessions: page.map((p) => p.entry),
+      ...(merged.length > PAGE_SIZE && last ? { nextCursor: Buffer.from(`k:${last.sortKey}`).toString("base64url") } : {}),
     };
   }
 
@@ -186,7 +189,9 @@ export class SessionManager {
       this.live.delete(id);
       await session.stop();
     }
-    await this.store.batch([{ type: "del", key: keys.session(id) }], true);
+    const record = await this.store.get<SessionRecord>(keys.session(id)).catch(() => undefined);
+    const unindex = (record ? indexKeys(record) : []).map((key) => ({ type: "del" as const, key }));
+    await this.store.batch([{ type: "del", key: keys.session(id) }, ...unindex], true);
     await this.store.deletePrefix(keys.eventPrefix(id));
     await this.store.deletePrefix(keys.historyPrefix(id));
     await (await Inbox.open(this.store, id)).destroy();
@@ -194,7 +199,16 @@ export class SessionManager {
 
   /** A window went away without closing: it stops receiving, the sessions go on. */
   detachEverywhere(port: ClientPort): void {
-    for (const s of this.live.values()) s.detach(port);
+    for (const s of [...this.live.values()]) {
+      if (!s.attachments.has(port)) continue;
+      s.detach(port);
+      // A session nobody ever prompted has nothing to run or show once its last window is gone:
+      // it leaves memory (it still loads by id), so windows that open sessions in bulk cost nothing after.
+      if (s.attachments.size === 0 && s.record.title === undefined && !s.busy && s.broker.pending.size === 0) {
+        this.live.delete(s.id);
+        s.stop().catch((err: unknown) => this.log.warn({ sessionId: s.id, err: (err as Error)?.message }, "unloading an unused session failed"));
+      }
+    }
   }
 
   async shutdown(): Promise<void> {

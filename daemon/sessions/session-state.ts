@@ -8,6 +8,7 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import { keys, type Store } from "../store/store.js";
 import { StoreWriteError } from "../store/errors.js";
 import { SessionWriter } from "./writer.js";
+import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "./list-index.js";
 import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord } from "./types.js";
 
 /** The answer an editor gets when the session could not be saved: the cause in the user's words. */
@@ -20,6 +21,8 @@ export function storeFailureError(err: unknown): RpcError {
 export class SessionState {
   private readonly writer: SessionWriter;
   private faultError: unknown;
+  /** The list index keys the store holds for this session now. */
+  private indexed: string[];
 
   constructor(
     readonly record: SessionRecord,
@@ -28,6 +31,12 @@ export class SessionState {
     private readonly onFault: (err: unknown) => void,
   ) {
     this.writer = new SessionWriter(store, (err) => this.writeFailed(err));
+    this.indexed = indexKeys(record);
+  }
+
+  /** This session's list entry while the index does not hold it (no title yet); else undefined. */
+  unindexedListing(): { sortKey: string; entry: ListEntry } | undefined {
+    return this.indexed.length === 0 ? { sortKey: sortKey(this.record), entry: listEntry(this.record) } : undefined;
   }
 
   get id(): string {
@@ -59,8 +68,14 @@ export class SessionState {
   async commit(): Promise<void> {
     if (this.faultError !== undefined) throw storeFailureError(this.faultError);
     this.put(keys.session(this.id), this.record);
+    const index = reindexOps(this.indexed, this.record);
+    for (const op of index.ops) {
+      if (op.type === "put") this.put(op.key, op.value);
+      else this.writer.del(op.key);
+    }
     try {
       await this.writer.flush(true);
+      this.indexed = index.keys;
     } catch (err) {
       throw storeFailureError(err);
     }
@@ -90,6 +105,7 @@ export class SessionState {
     this.messages.length = 0;
     for (const { value } of history) this.messages.push(value);
     this.record.historyLength = this.messages.length;
+    this.indexed = stored ? indexKeys(stored) : [];
     this.faultError = undefined;
   }
 

@@ -139,6 +139,11 @@ export class Session {
     return this.record.id;
   }
 
+  /** Where `session/list` finds this session while the store's index does not hold it yet. */
+  unindexedListing(): ReturnType<SessionState["unindexedListing"]> {
+    return this.state.unindexedListing();
+  }
+
   get running(): boolean {
     return this.active !== undefined;
   }

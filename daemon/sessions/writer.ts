@@ -23,6 +23,11 @@ export class SessionWriter {
     this.schedule();
   }
 
+  del(key: string): void {
+    this.pending.push({ type: "del", key });
+    this.schedule();
+  }
+
   /** Writes everything buffered; with sync, waits for the disk. */
   flush(sync = false): Promise<void> {
     if (this.timer) {

@@ -1,0 +1,70 @@
+/**
+ * `session/list` reads a page from an index kept in the store, newest first, instead of every
+ * session record: listing must cost the same with ten sessions or ten thousand.
+ *
+ *   list!<inverted updatedAt>!<id>                  -> ListEntry, every session with a title
+ *   listcwd!<hash of cwd>!<inverted updatedAt>!<id> -> the same, per working directory
+ *
+ * A session nobody prompted has no title and is not indexed: it is listed from memory while it is
+ * live, and not at all after that (an editor's history is not filled with empty sessions).
+ */
+import { createHash } from "node:crypto";
+import type { BatchOp, Store } from "../store/store.js";
+import { keys } from "../store/store.js";
+import type { SessionRecord } from "./types.js";
+
+export interface ListEntry {
+  sessionId: string;
+  cwd: string;
+  title?: string;
+  updatedAt: string;
+  additionalDirectories?: string[];
+}
+
+const LATEST = 9_999_999_999_999;
+const INDEX_VERSION_KEY = "listindex!version";
+
+const cwdHash = (cwd: string): string => createHash("sha256").update(cwd).digest("hex").slice(0, 24);
+
+export const listPrefix = (cwd: string | undefined): string => (cwd === undefined ? "list!" : `listcwd!${cwdHash(cwd)}!`);
+
+/** Orders newest first, then by id, as plain byte order of keys. */
+export function sortKey(record: Pick<SessionRecord, "updatedAt" | "id">): string {
+  const ms = Date.parse(record.updatedAt);
+  return `${String(LATEST - (Number.isFinite(ms) ? ms : 0)).padStart(13, "0")}!${record.id}`;
+}
+
+export function listEntry(record: SessionRecord): ListEntry {
+  return {
+    sessionId: record.id,
+    cwd: record.cwd,
+    ...(record.additionalDirectories.length ? { additionalDirectories: record.additionalDirectories } : {}),
+    ...(record.title ? { title: record.title } : {}),
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** The index keys a record is stored under; none for a session without a title. */
+export function indexKeys(record: SessionRecord): string[] {
+  if (record.title === undefined) return [];
+  const k = sortKey(record);
+  return [`${listPrefix(undefined)}${k}`, `${listPrefix(record.cwd)}${k}`];
+}
+
+/** Ops that move a record's index entries from `before` (the keys stored now) to where it belongs. */
+export function reindexOps(before: readonly string[], record: SessionRecord): { ops: BatchOp[]; keys: string[] } {
+  const after = indexKeys(record);
+  const entry = listEntry(record);
+  const ops: BatchOp[] = before.filter((k) => !after.includes(k)).map((key) => ({ type: "del", key }));
+  for (const key of after) ops.push({ type: "put", key, value: entry });
+  return { ops, keys: after };
+}
+
+/** Stores written before the index get one built from their records, once. */
+export async function ensureListIndex(store: Store): Promise<void> {
+  if (await store.get(INDEX_VERSION_KEY)) return;
+  const ops: BatchOp[] = [];
+  for (const { value } of await store.range<SessionRecord>(keys.sessionPrefix)) ops.push(...reindexOps([], value).ops);
+  ops.push({ type: "put", key: INDEX_VERSION_KEY, value: 1 });
+  await store.batch(ops, true);
+}
