@@ -194,6 +194,10 @@ export async function runAcp(args: string[]): Promise<void> {
         // not back yet
       }
     }
+    // Requests the editor sent while we waited are answered too, not dropped with the exit.
+    for (const id of memory.takePending()) {
+      writeLine(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
+    }
     exit(stdinEnded ? 0 : 1);
   };
 
