@@ -132,8 +132,8 @@ test("a client that kills the shim's descendants and process group never reaches
   const killed = killLikeAcpx(b.child.pid!);
   await within(5000, "B's shim killed", b.exited);
   for (const pid of killed) assert.equal(await waitForPidExit(pid, 5000), true, `descendant ${pid} survived SIGKILL`);
-  assert.ok(!killed.includes(daemon), "the daemon was a descendant of the shim that started it");
   assert.equal(isAlive(daemon), true, "the daemon survived");
+  assert.ok(!killed.includes(daemon), "the daemon was a descendant of the shim that started it");
   assert.equal(daemonPid(home.dir), daemon);
 
   release();
@@ -152,7 +152,8 @@ for (const way of ["setsid", "node"] as const) {
     assert.equal(st.sid, daemon);
     assert.equal(st.pgrp, daemon);
     assert.notEqual(st.ppid, agent.child.pid);
-    assert.deepEqual(descendants(agent.child.pid!), [], "the shim has no descendants left");
+    // (A zombie the shim has not reaped yet counts as gone.)
+    assert.deepEqual(descendants(agent.child.pid!).filter(isAlive), [], "the shim has no descendants left");
   });
 }
 
