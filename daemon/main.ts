@@ -2,14 +2,15 @@
  * `reasonix daemon run`: win the store lock, bind the socket, say ready, serve until stopped or idle.
  * Heavy modules (openai, MCP) load later, on first use, so the first `initialize` is answered fast.
  */
-import { closeSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
-import { ensurePrivateDir, resolvePaths, type Paths } from "../shared/paths.js";
+import { renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { resolvePaths, type Paths } from "../shared/paths.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 import { currentBuild } from "../shared/build.js";
-import { ConfigError, readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
+import { readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log.js";
-import { Store, StoreLockedError } from "./store/store.js";
+import { Store } from "./store/store.js";
 import { scanStore } from "./store/integrity.js";
+import { asStartupError, classifyStoreError, clearStartError, loadConfig, prepareFolders, recordStartError, StartupError, tellLauncher } from "./startup.js";
 import { SessionManager } from "./sessions/manager.js";
 import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
@@ -21,18 +22,6 @@ import type { FastifyInstance } from "fastify";
 import { newToken, parseListen } from "./server/tcp-auth.js";
 
 export const BUILD_ID = currentBuild();
-
-/** The shim that spawned us waits on fd 3 for one word; systemd and a terminal have no fd 3. */
-function signalLauncher(word: "ready" | "already-running"): void {
-  const fd = Number(process.env.REASONIX_READY_FD);
-  if (!Number.isInteger(fd) || fd < 3) return;
-  try {
-    writeSync(fd, `${word}\n`);
-    closeSync(fd);
-  } catch {
-    // the launcher is gone; nothing to tell
-  }
-}
 
 /** The optional loopback TCP listener, with a fresh token in the 0600 token file. */
 async function listenTcp(state: DaemonState, paths: Paths, config: DaemonConfig): Promise<{ app: FastifyInstance; address: string }> {
@@ -67,45 +56,46 @@ export async function runDaemon(): Promise<void> {
   // Our stdout and stderr are the log file: a full disk must not turn a diagnostic into a crash.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
   const paths = resolvePaths();
-  mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
-  mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
-  ensurePrivateDir(paths.runtimeDir);
-  const log = createLogger(paths.logFile);
-
-  let config: DaemonConfig;
+  let log: Logger | undefined;
+  let store: Store | undefined;
   try {
-    config = resolveConfig(readConfigFile(paths.configFile), process.env);
-  } catch (err) {
-    const message = err instanceof ConfigError ? err.message : String(err);
-    process.stderr.write(`reasonix daemon: ${message}\n`);
-    log.error({ err: message }, "bad configuration");
-    log.flush();
-    process.exitCode = 2;
-    return;
-  }
-
-  let store: Store;
-  try {
-    store = await Store.open(paths.dbDir, log);
-  } catch (err) {
-    if (err instanceof StoreLockedError) {
+    prepareFolders(paths);
+    log = createLogger(paths.logFile);
+    const config = loadConfig(paths);
+    try {
+      store = await Store.open(paths.dbDir, log);
+    } catch (err) {
+      const verdict = classifyStoreError(err, paths.dbDir);
+      if (verdict !== "already-running") throw verdict;
       process.stderr.write("reasonix daemon: already running\n");
-      signalLauncher("already-running");
+      tellLauncher("already-running");
       return;
     }
-    throw err;
+    await serve(paths, config, store, log);
+  } catch (err) {
+    // Whatever stopped the start, the launcher gets it in words, not a bare exit code.
+    const cause = asStartupError(err);
+    process.stderr.write(`reasonix daemon: ${cause.message}\n`);
+    log?.error({ err: cause.message, reason: cause.reason }, "cannot start");
+    recordStartError(paths, cause);
+    tellLauncher(cause);
+    await store?.close().catch(() => undefined);
+    process.exitCode = 2;
+    // Half-started pieces (a listener, a timer) must not keep a failed daemon around.
+    setTimeout(() => process.exit(2), 2000).unref();
+    return;
   }
-
-  const state = await serve(paths, config, store, log);
-  signalLauncher("ready");
+  clearStartError(paths);
+  tellLauncher("ready");
   // Damage LevelDB dropped in silence shows as holes in the ledgers; looked for once serving.
-  scanStore(store).then(
-    (found) => log.info(found, "store integrity scan done"),
-    (err: unknown) => log.error({ err: (err as Error)?.message }, "store integrity scan failed"),
+  const serving = store;
+  const logger = log;
+  scanStore(serving).then(
+    (found) => logger.info(found, "store integrity scan done"),
+    (err: unknown) => logger.error({ err: (err as Error)?.message }, "store integrity scan failed"),
   );
   log.info({ socket: paths.socketPath, build: BUILD_ID }, "daemon ready");
   process.stderr.write(`reasonix daemon: ready (pid ${process.pid}, socket ${paths.socketPath})\n`);
-  void state;
 }
 
 async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Logger): Promise<DaemonState> {
@@ -164,8 +154,20 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
   // We hold the lock, so a socket file left here is stale: only the lock holder may remove it.
   rmSync(paths.socketPath, { force: true });
   const app = await buildApp(state);
-  await app.listen({ path: paths.socketPath });
-  const tcp = config.listen ? await listenTcp(state, paths, config) : undefined;
+  try {
+    await app.listen({ path: paths.socketPath });
+  } catch (err) {
+    throw new StartupError(`cannot listen on ${paths.socketPath}: ${(err as Error).message}`, "listen_failed");
+  }
+  let tcp: Awaited<ReturnType<typeof listenTcp>> | undefined;
+  try {
+    tcp = config.listen ? await listenTcp(state, paths, config) : undefined;
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    const message = (err as Error).message;
+    // parseListen's own words already name the setting ("listen: 0.0.0.0 is not a loopback address").
+    throw new StartupError(message.startsWith("listen:") ? message : `cannot listen on ${config.listen}: ${message}`, "listen_failed");
+  }
   writeDaemonInfo(paths, {
     pid: process.pid,
     build: BUILD_ID,

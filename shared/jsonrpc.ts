@@ -12,7 +12,10 @@ export const ErrorCode = {
   InvalidParams: -32602,
   InternalError: -32603,
   AuthRequired: -32000,
+  /** the shim's daemon went away (a request in flight when it died) */
   DaemonLost: -32001,
+  /** the shim has no daemon at all: it could not start or reach one; the message is the cause */
+  DaemonUnavailable: -32001,
   ResourceNotFound: -32002,
   RequestCancelled: -32800,
 } as const;

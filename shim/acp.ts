@@ -7,7 +7,7 @@ import type { UnixWebSocket } from "./ws-client.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
-import { connectOrStart, readDaemonInfo } from "./connect.js";
+import { connectOrStart, DaemonUnavailableError, readDaemonInfo } from "./connect.js";
 import { PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 import { isRunning } from "./daemon-process.js";
 
@@ -81,7 +81,24 @@ export async function runAcp(args: string[]): Promise<void> {
   const memory = new ShimMemory();
   let stdinEnded = false;
 
+  // Set when no daemon can be had: every request is answered with this, until stdin ends.
+  let unavailable: { message: string; data: { reason: string; logPath: string } } | undefined;
+  const refuse = (line: string): void => {
+    let msg: { id?: JsonRpcId; method?: unknown };
+    try {
+      msg = JSON.parse(line) as { id?: JsonRpcId; method?: unknown };
+    } catch {
+      writeLine(errorLine(null, ErrorCode.ParseError, "Parse error: the line is not valid JSON"));
+      return;
+    }
+    // Notifications and the editor's answers are never answered.
+    if (msg && typeof msg === "object" && typeof msg.method === "string" && msg.id !== undefined) {
+      writeLine(errorLine(msg.id, ErrorCode.DaemonUnavailable, unavailable!.message, unavailable!.data));
+    }
+  };
+
   const forward = (line: string): void => {
+    if (unavailable) return refuse(line);
     memory.fromEditor(line);
     if (ws) ws.send(line);
     else early.push(line);
@@ -114,6 +131,7 @@ export async function runAcp(args: string[]): Promise<void> {
   process.stdin.on("end", () => {
     reader.end();
     stdinEnded = true;
+    if (unavailable) exit(1);
     // Not connected yet: the lines wait in `early`, and attach() finishes once they are sent.
     if (ws) void finish();
   });
@@ -176,23 +194,24 @@ export async function runAcp(args: string[]): Promise<void> {
         // not back yet
       }
     }
+    // Requests the editor sent while we waited are answered too, not dropped with the exit.
+    for (const id of memory.takePending()) {
+      writeLine(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
+    }
     exit(stdinEnded ? 0 : 1);
   };
 
   try {
     attach(await connectOrStart(paths, { model }));
   } catch (err) {
-    process.stderr.write(`reasonix acp: ${(err as Error).message}\n`);
-    for (const line of early) {
-      try {
-        const msg = JSON.parse(line) as { id?: JsonRpcId; method?: string };
-        if (msg.method && msg.id !== undefined) {
-          writeLine(errorLine(msg.id, ErrorCode.DaemonLost, `The Reasonix daemon is unavailable: ${(err as Error).message}`, { logPath: paths.logFile }));
-        }
-      } catch {
-        // nothing to answer
-      }
-    }
-    exit(1);
+    // No daemon: the cause goes to stderr once, and to the editor as the error of every request it
+    // sends (the ones already queued and every later one) until it closes stdin. Never a silent exit.
+    const message = (err as Error).message;
+    const reason = err instanceof DaemonUnavailableError ? err.reason : "daemon_unavailable";
+    unavailable = { message, data: { reason, logPath: paths.logFile } };
+    process.stderr.write(`reasonix acp: ${message}\n`);
+    for (const line of early.splice(0)) refuse(line);
+    flushOut();
+    if (stdinEnded) exit(1);
   }
 }

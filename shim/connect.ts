@@ -3,8 +3,11 @@
  * winner, the losers say "already-running", and the shim never deletes anything; it only retries.
  */
 import { mkdirSync, openSync, closeSync, readFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import { HandshakeError, UnixWebSocket } from "./ws-client.js";
-import type { Paths } from "../shared/paths.js";
+import { homeProblem, socketTrustProblem, type Paths } from "../shared/paths.js";
+import { storeLockHolder } from "../shared/store-lock.js";
+import { spawnDetached, type DetachStrategy } from "./detach.js";
 import { ENV_ALLOWLIST, HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
 import { BIN_PATH, currentBuild } from "../shared/build.js";
 import { httpOverSocket, isRunning } from "./daemon-process.js";
@@ -13,8 +16,16 @@ export const SHIM_BUILD = currentBuild();
 const HANDSHAKE_TIMEOUT_MS = 3000;
 const START_BUDGET_MS = 10_000;
 
+/** The daemon cannot be used; the message is the cause, worded for the editor's user. */
 export class DaemonUnavailableError extends Error {
   override name = "DaemonUnavailableError";
+  constructor(
+    message: string,
+    /** a short machine-readable kind: config_invalid, home_invalid, untrusted_socket, store_locked, … */
+    readonly reason = "daemon_unavailable",
+  ) {
+    super(message);
+  }
 }
 
 /** The environment a session opened from this shim sees: the allowlist plus provider variables. */
@@ -29,10 +40,22 @@ export function envSnapshot(env: NodeJS.ProcessEnv = process.env): Record<string
 
 function isMissingDaemon(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ECONNREFUSED";
+  // ENOTDIR: a part of the socket's path is a file (REASONIX_HOME is one); startDaemon says so.
+  return code === "ENOENT" || code === "ECONNREFUSED" || code === "ENOTDIR";
+}
+
+/** Refuses a socket, or its folder, that this user cannot trust; nothing is sent to it. */
+export function assertTrustedSocket(paths: Paths): void {
+  const problem = socketTrustProblem(paths);
+  if (problem) throw new DaemonUnavailableError(problem, "untrusted_socket");
 }
 
 export function openSocket(paths: Paths, opts: { model?: string | undefined }): Promise<UnixWebSocket> {
+  try {
+    assertTrustedSocket(paths);
+  } catch (err) {
+    return Promise.reject(err);
+  }
   const headers: Record<string, string> = {
     [HEADER_WIRE]: String(WIRE_MAJOR),
     [HEADER_BUILD]: SHIM_BUILD,
@@ -46,40 +69,84 @@ export function openSocket(paths: Paths, opts: { model?: string | undefined }): 
   });
 }
 
-/** Spawns `reasonix daemon run` detached and waits for its one-word answer on fd 3. */
-export async function startDaemon(paths: Paths): Promise<"ready" | "already-running"> {
-  // Only a cold start spawns anything; a warm start never pays for loading child_process.
-  const { spawn } = await import("node:child_process");
+/** One line on the ready pipe: `ready`, `already-running`, or `error {"message","reason"}`. */
+function readyWord(line: string, paths: Paths): "ready" | "already-running" | DaemonUnavailableError {
+  if (line === "ready") return "ready";
+  if (line === "already-running") return "already-running";
+  if (line.startsWith("error ")) {
+    try {
+      const said = JSON.parse(line.slice("error ".length)) as { message?: unknown; reason?: unknown };
+      if (typeof said.message === "string") {
+        return new DaemonUnavailableError(said.message, typeof said.reason === "string" ? said.reason : "start_failed");
+      }
+    } catch {
+      // fall through: a garbled word is still a failed start
+    }
+  }
+  return new DaemonUnavailableError(`the daemon said "${line.slice(0, 200)}" during start; see ${paths.logFile}`, "start_failed");
+}
+
+/**
+ * Starts `reasonix daemon run` fully detached (shim/detach.ts) and waits for its one line on fd 3.
+ * The intermediate process exits at once, so the daemon's death during start shows as EOF on the
+ * pipe without a word; a daemon that cannot start writes its cause there first.
+ */
+export async function startDaemon(paths: Paths, opts: { strategy?: DetachStrategy } = {}): Promise<"ready" | "already-running"> {
+  const home = homeProblem(paths);
+  if (home) throw new DaemonUnavailableError(home, "home_invalid");
   mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
   const logFd = openSync(paths.logFile, "a", 0o600);
-  const child = spawn(process.execPath, [BIN_PATH, "daemon", "run"], {
-    detached: true,
-    stdio: ["ignore", logFd, logFd, "pipe"],
-    env: { ...process.env, REASONIX_READY_FD: "3" },
-  });
-  closeSync(logFd);
+  // Tests pin one way of detaching (REASONIX_DETACH=setsid|node) to keep both working.
+  const forced = process.env.REASONIX_DETACH;
+  const strategy = opts.strategy ?? (forced === "setsid" || forced === "node" ? forced : undefined);
+  let child: ChildProcess;
+  try {
+    child = await spawnDetached([process.execPath, BIN_PATH, "daemon", "run"], {
+      stdio: ["ignore", logFd, logFd, "pipe"],
+      env: { ...process.env, REASONIX_READY_FD: "3" },
+      ...(strategy ? { strategy } : {}),
+    });
+  } finally {
+    closeSync(logFd);
+  }
   return new Promise((resolve, reject) => {
     const pipe = child.stdio[3] as NodeJS.ReadableStream & { destroy(): void };
     let said = "";
-    const finish = (err: Error | undefined, word?: "ready" | "already-running"): void => {
+    let settled = false;
+    const timer = setTimeout(
+      () => finish(new DaemonUnavailableError(`the daemon did not say it was ready within ${START_BUDGET_MS / 1000} s; see ${paths.logFile}`, "start_timeout")),
+      START_BUDGET_MS,
+    );
+    const finish = (outcome: "ready" | "already-running" | Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
       pipe.removeAllListeners();
-      child.removeAllListeners();
+      pipe.on("error", () => undefined);
       pipe.destroy();
-      child.unref();
-      if (err) reject(err);
-      else resolve(word!);
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
     };
     pipe.setEncoding("utf8");
     pipe.on("data", (c: string) => {
       said += c;
-      if (said.includes("ready\n")) finish(undefined, said.startsWith("already") ? "already-running" : "ready");
+      const nl = said.indexOf("\n");
+      if (nl >= 0) finish(readyWord(said.slice(0, nl), paths));
     });
     pipe.on("error", () => undefined);
-    child.once("error", (err) => finish(err));
-    child.once("exit", (code) => {
-      if (said.startsWith("already")) finish(undefined, "already-running");
-      else finish(new DaemonUnavailableError(`the daemon exited during start (code ${code}); see ${paths.logFile}`));
+    pipe.on("end", () => {
+      if (said.length > 0) return finish(readyWord(said, paths));
+      // Nobody holds the pipe any more and nothing was said: the daemon died during start, or the
+      // intermediate failed before it could start one (its exit code tells which).
+      const report = (): void => {
+        const code = child.exitCode;
+        const why = code ? `the daemon launcher exited with code ${code}` : "the daemon exited during start without saying why";
+        finish(new DaemonUnavailableError(`${why}; see ${paths.logFile}`, "start_failed"));
+      };
+      if (child.exitCode !== null || child.signalCode !== null) report();
+      else child.once("exit", report);
     });
+    child.once("error", (err) => finish(new DaemonUnavailableError(`cannot start the daemon: ${err.message}`, "start_failed")));
   });
 }
 
@@ -110,8 +177,28 @@ async function replaceStaleDaemon(paths: Paths): Promise<void> {
   }
 }
 
+/** What to say when no daemon answered within the start budget: who holds the store, if anyone. */
+export function noAnswerCause(paths: Paths): { message: string; reason: string } {
+  const holder = storeLockHolder(paths.dbDir);
+  if (holder && !holder.isDaemon) {
+    return { message: `the store at ${paths.dbDir} is locked by process ${holder.pid} (${holder.command})`, reason: "store_locked" };
+  }
+  if (holder) {
+    return {
+      message: `a daemon (pid ${holder.pid}) holds the store at ${paths.dbDir} but does not answer on ${paths.socketPath}; stop it (kill ${holder.pid}) or see ${paths.logFile}`,
+      reason: "daemon_not_answering",
+    };
+  }
+  return { message: `no daemon answers on ${paths.socketPath}; see ${paths.logFile}`, reason: "start_timeout" };
+}
+
 /** Connects to the daemon, starting it when none answers; retries with backoff for ~10 s. */
-export async function connectOrStart(paths: Paths, opts: { model?: string | undefined; autostart?: boolean }): Promise<UnixWebSocket> {
+export async function connectOrStart(
+  paths: Paths,
+  opts: { model?: string | undefined; autostart?: boolean; strategy?: DetachStrategy },
+): Promise<UnixWebSocket> {
+  // Checked before any byte goes to the socket, the build handover's POST included.
+  assertTrustedSocket(paths);
   if (opts.autostart !== false) await replaceStaleDaemon(paths);
   const deadline = Date.now() + START_BUDGET_MS;
   let delay = 25;
@@ -122,15 +209,16 @@ export async function connectOrStart(paths: Paths, opts: { model?: string | unde
     } catch (err) {
       if (err instanceof DaemonUnavailableError) throw err;
       if (!isMissingDaemon(err) && Date.now() > deadline) {
-        throw new DaemonUnavailableError(`cannot reach the daemon at ${paths.socketPath}: ${(err as Error).message}; see ${paths.logFile}`);
+        throw new DaemonUnavailableError(`cannot reach the daemon at ${paths.socketPath}: ${(err as Error).message}; see ${paths.logFile}`, "daemon_not_answering");
       }
       if (Date.now() > deadline) {
-        throw new DaemonUnavailableError(`the daemon did not come up within ${START_BUDGET_MS / 1000} s; see ${paths.logFile}`);
+        const cause = noAnswerCause(paths);
+        throw new DaemonUnavailableError(`${cause.message} (waited ${START_BUDGET_MS / 1000} s)`, cause.reason);
       }
-      if (opts.autostart === false) throw new DaemonUnavailableError(`no daemon is running (socket ${paths.socketPath})`);
+      if (opts.autostart === false) throw new DaemonUnavailableError(`no daemon is running (socket ${paths.socketPath})`, "not_running");
       if (isMissingDaemon(err) && !started) {
         started = true;
-        const word = await startDaemon(paths);
+        const word = await startDaemon(paths, opts.strategy ? { strategy: opts.strategy } : {});
         if (word === "ready") continue;
       }
       await new Promise((r) => setTimeout(r, delay + Math.random() * delay));

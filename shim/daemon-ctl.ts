@@ -1,11 +1,51 @@
 /** `reasonix daemon start|stop|status|logs`: talks to the daemon over its socket, never its store. */
 import { createReadStream, existsSync, readFileSync, statSync, watch } from "node:fs";
-import { resolvePaths, type Paths } from "../shared/paths.js";
-import { connectOrStart, readDaemonInfo } from "./connect.js";
+import { homeProblem, resolvePaths, socketTrustProblem, type Paths } from "../shared/paths.js";
+import { storeLockHolder } from "../shared/store-lock.js";
+import { connectOrStart, noAnswerCause, readDaemonInfo } from "./connect.js";
 import { httpOverSocket, isRunning } from "./daemon-process.js";
+
+/**
+ * Why no daemon answers, as the daemon itself would say it: the cheap checks again (home, socket
+ * folder, config, the store's lock holder), then what the last failed start recorded for causes
+ * only opening the store can find (a damaged store). A recorded cause that a check above can see
+ * again, and no longer sees, is stale and ignored.
+ */
+async function whyNotRunning(paths: Paths): Promise<{ reason: string; kind: string }> {
+  const home = homeProblem(paths);
+  if (home) return { reason: home, kind: "home_invalid" };
+  const trust = socketTrustProblem(paths);
+  if (trust) return { reason: trust, kind: "untrusted_socket" };
+  try {
+    const { readConfigFile, resolveConfig } = await import("../daemon/config/config.js");
+    resolveConfig(readConfigFile(paths.configFile), process.env);
+  } catch (err) {
+    return { reason: (err as Error).message, kind: "config_invalid" };
+  }
+  if (storeLockHolder(paths.dbDir)) {
+    const held = noAnswerCause(paths);
+    return { reason: held.message, kind: held.reason };
+  }
+  try {
+    const last = JSON.parse(readFileSync(paths.startErrorFile, "utf8")) as { message?: unknown; reason?: unknown };
+    const rechecked = ["home_invalid", "untrusted_socket", "config_invalid", "store_locked"];
+    if (typeof last.message === "string" && !rechecked.includes(String(last.reason))) {
+      return { reason: last.message, kind: String(last.reason ?? "start_failed") };
+    }
+  } catch {
+    // no failed start on record
+  }
+  return { reason: "no daemon is running", kind: "not_running" };
+}
 
 async function stop(paths: Paths): Promise<void> {
   const info = readDaemonInfo(paths);
+  const trust = socketTrustProblem(paths);
+  if (trust) {
+    process.stderr.write(`reasonix daemon: ${trust}\n`);
+    process.exitCode = 1;
+    return;
+  }
   try {
     await httpOverSocket(paths, "POST", "/admin/shutdown");
   } catch {
@@ -59,7 +99,8 @@ export async function daemonCommand(sub: string | undefined, args: string[]): Pr
         const { body } = await httpOverSocket(paths, "GET", "/status");
         process.stdout.write(`${JSON.stringify(JSON.parse(body), null, 2)}\n`);
       } catch {
-        process.stdout.write(`${JSON.stringify({ running: false, socket: paths.socketPath }, null, 2)}\n`);
+        const why = await whyNotRunning(paths);
+        process.stdout.write(`${JSON.stringify({ running: false, socket: paths.socketPath, logFile: paths.logFile, reason: why.reason, kind: why.kind }, null, 2)}\n`);
         process.exitCode = 3;
       }
       return;

@@ -4,7 +4,7 @@
  * use, so the `acp` hot path never pays for it.
  */
 import { readFileSync } from "node:fs";
-import type { Paths } from "../shared/paths.js";
+import { socketTrustProblem, UntrustedPathError, type Paths } from "../shared/paths.js";
 
 /**
  * Alive and not a zombie: a daemon a shim started stays that shim's child until it is reaped, so a
@@ -25,7 +25,10 @@ export function isRunning(pid: number): boolean {
   }
 }
 
+/** One request over the daemon's socket; refuses (UntrustedPathError) a socket this user cannot trust. */
 export async function httpOverSocket(paths: Paths, method: string, path: string, timeoutMs = 3000): Promise<{ status: number; body: string }> {
+  const problem = socketTrustProblem(paths);
+  if (problem) throw new UntrustedPathError(problem);
   const { request } = await import("node:http");
   return new Promise((resolve, reject) => {
     const req = request({ socketPath: paths.socketPath, method, path, timeout: timeoutMs }, (res) => {

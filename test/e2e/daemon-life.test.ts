@@ -81,6 +81,9 @@ test("kill -9 of the daemon during a prompt: the pending prompt gets an error na
   assert.equal(err.code, -32001);
   assert.match(err.message, /daemon\.log/);
   assert.equal(err.data?.logPath, join(home.dir, "logs", "daemon.log"));
+  // A request sent while the shim waits for a daemon to come back is answered before it exits.
+  const late = await agent.newSession(workdir).then(() => undefined, (e: { code: number }) => e);
+  assert.equal(late?.code, -32001);
   const exit = await within(5000, "shim exit", agent.exited);
   assert.notEqual(exit.code, 0);
   assert.match(agent.stderr(), /daemon connection was lost/);

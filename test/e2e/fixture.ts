@@ -22,8 +22,13 @@ export interface World {
   window(sessionId: string, extra?: Partial<AgentOptions>): Promise<AgentProcess>;
 }
 
-export async function world(t: TestContext, opts: Partial<AgentOptions> & { noModel?: boolean } = {}): Promise<World & { agent: AgentProcess }> {
+export async function world(
+  t: TestContext,
+  { prepare, ...opts }: Partial<AgentOptions> & { noModel?: boolean; prepare?: (home: string) => void | Promise<void> } = {},
+): Promise<World & { agent: AgentProcess }> {
   const home = await makeHome();
+  // Runs on the fresh home before the first shim starts (it starts the daemon at once).
+  await prepare?.(home.dir);
   const model = await ScriptedModel.start();
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), "rx-ws-")));
   const agents: AgentProcess[] = [];

@@ -104,7 +104,7 @@ test("disk full mid-turn: the turn ends with the cause, the session stays loadab
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const chunk = "y".repeat(16 * 1024);
-  model.enqueue({ content: ["partial ", ...Array.from({ length: 20 }, () => chunk), " the end"], pause: { afterEvents: 2, until: gate } });
+  model.enqueue({ content: ["partial ", ...Array.from({ length: 20 }, () => chunk), " the end"], holdUntil: gate });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   const pending = agent.prompt(sessionId, "stream a lot").then(

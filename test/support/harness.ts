@@ -33,8 +33,9 @@ export interface TestHome {
 const agentsByHome = new Map<string, Set<AgentProcess>>();
 
 /**
- * A fresh REASONIX_HOME. The name stays short on purpose: `<dir>/run/daemon.sock` must fit in
- * sun_path (108 bytes on Linux, 104 on macOS).
+ * A fresh REASONIX_HOME. The name stays short on purpose: `<dir>/run/daemon.sock` fits in sun_path
+ * (108 bytes on Linux, 104 on macOS), so the socket is where tests look for it (a longer home gets a
+ * short socket path elsewhere, named in daemon.json).
  */
 export async function makeHome(): Promise<TestHome> {
   const dir = await mkdtemp("/tmp/rx-");
@@ -142,6 +143,8 @@ export interface AgentOptions {
   command?: string[];
   /** default timeout for rpc.request(); default 30 s */
   requestTimeoutMs?: number;
+  /** spawn the shim as the leader of its own process group, as some ACP clients do */
+  detached?: boolean;
 }
 
 export interface SessionUpdateRecord {
@@ -217,6 +220,7 @@ export class AgentProcess {
       cwd: options.cwd ?? process.cwd(),
       env: agentEnv(options),
       stdio: ["pipe", "pipe", "pipe"],
+      detached: options.detached ?? false,
     });
     const child = this.child;
 

@@ -24,10 +24,13 @@ export interface ScriptedReply {
   finishReason?: "stop" | "tool_calls" | "length";
   /** pause before each chunk after the first (lets tests cancel or kill mid-stream) */
   chunkDelayMs?: number;
-  /** after this many stream events (the role delta counts as one), wait until `until` settles, then go on */
-  pause?: { afterEvents: number; until: Promise<unknown> };
   /** send the given chunks, then keep the stream open (no finish, no [DONE]) until the client goes away */
   hang?: boolean;
+  /**
+   * send the opening chunk and the first content piece, then wait for this promise before the rest:
+   * a turn that is visibly streaming until the test lets it finish
+   */
+  holdUntil?: Promise<unknown>;
   /** send the given chunks, then destroy the socket: a network failure mid-stream */
   dropConnection?: boolean;
   /** send the given chunks, then an in-stream `data: {"error": ...}` event and end (provider overload) */
@@ -279,13 +282,16 @@ export class ScriptedModel {
       return true;
     };
 
+    // The opening chunk, the reasoning pieces, then the first content piece: where holdUntil waits.
+    const holdAt = reply.holdUntil && (reply.content?.length ?? 0) > 0 ? 1 + (reply.reasoning?.length ?? 0) : -1;
     let first = true;
-    let sent = 0;
-    for (const event of events) {
-      if (reply.pause && sent === reply.pause.afterEvents) await reply.pause.until;
+    for (const [i, event] of events.entries()) {
       if (!(await write(JSON.stringify(event), first))) return;
       first = false;
-      sent++;
+      if (i === holdAt) {
+        await reply.holdUntil;
+        if (clientGone || res.destroyed) return;
+      }
     }
 
     if (reply.hang) {
