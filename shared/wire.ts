@@ -11,21 +11,6 @@ export const HEADER_SHIM_PID = "x-reasonix-shim-pid";
 export const HEADER_ENV = "x-reasonix-env";
 export const HEADER_MODEL = "x-reasonix-model";
 
-/** Environment variables a shim forwards for the sessions it opens (commands, MCP servers, provider). */
-export const ENV_ALLOWLIST = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "TERM",
-  "TMPDIR",
-  "TZ",
-  "EDITOR",
-  "DEEPSEEK_API_KEY",
-  "DEEPSEEK_BASE_URL",
-] as const;
+/** Room for a window's whole environment in the upgrade request (Node's default is 16 KiB). */
+export const MAX_UPGRADE_HEADER_BYTES = 1024 * 1024;
 

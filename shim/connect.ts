@@ -8,7 +8,7 @@ import { HandshakeError, UnixWebSocket } from "./ws-client.js";
 import { homeProblem, socketTrustProblem, type Paths } from "../shared/paths.js";
 import { storeLockHolder } from "../shared/store-lock.js";
 import { spawnDetached, type DetachStrategy } from "./detach.js";
-import { ENV_ALLOWLIST, HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
+import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
 import { BIN_PATH, currentBuild } from "../shared/build.js";
 import { httpOverSocket, isRunning } from "./daemon-process.js";
 
@@ -28,13 +28,14 @@ export class DaemonUnavailableError extends Error {
   }
 }
 
-/** The environment a session opened from this shim sees: the allowlist plus provider variables. */
+/**
+ * The window's whole environment: the daemon records it for the sessions this window creates and
+ * decides there what their tools inherit (secrets are filtered out on that side). Provider keys in
+ * it reach only the provider client.
+ */
 export function envSnapshot(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (v === undefined) continue;
-    if ((ENV_ALLOWLIST as readonly string[]).includes(k) || /^[A-Z0-9_]+_(API_KEY|BASE_URL)$/.test(k)) out[k] = v;
-  }
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   return out;
 }
 

@@ -58,6 +58,10 @@ export class AcpConnection implements ClientPort {
     return this.peer.closed;
   }
 
+  get env(): Readonly<Record<string, string | undefined>> {
+    return this.info.env;
+  }
+
   receive(text: string): void {
     this.peer.receive(text);
   }

@@ -53,7 +53,7 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
 
 export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
   const session = await conn.services.sessions.get(params.sessionId);
-  session.env = conn.info.env;
+  session.adoptWindow(conn);
   // A window that loads again gets the whole history again, once.
   session.detach(conn);
   session.connectMcp(params.mcpServers);
@@ -66,7 +66,7 @@ export async function loadSession(params: z.output<typeof LoadSessionRequest>, c
 
 export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
   const session = await conn.services.sessions.get(params.sessionId);
-  session.env = conn.info.env;
+  session.adoptWindow(conn);
   session.connectMcp(params.mcpServers);
   await session.refreshCommands();
   session.attach(conn);

@@ -25,6 +25,10 @@ export interface CommandHost {
   setModel(ref: string): Promise<string>;
   listSessions(): Promise<Array<{ sessionId: string; title?: string; updatedAt: string }>>;
   commands(): AvailableCommand[];
+  /** Names of the variables the session's commands inherit. */
+  environmentNames(): string[];
+  /** Takes the calling window's environment (minus secrets) for the session's commands; returns the names. */
+  reloadEnvironment(): Promise<string[]>;
 }
 
 export interface BuiltinCommand {
@@ -80,6 +84,22 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
     description: "List the MCP servers of this session",
     async run(_args, host) {
       return host.mcpServers.length ? ["**MCP servers**", ...host.mcpServers.map((s) => `- ${s}`)].join("\n") : "No MCP servers are connected to this session.";
+    },
+  },
+  {
+    name: "env",
+    description: "Show what this session's commands inherit of the environment, or take this window's (reload)",
+    hint: "[reload]",
+    async run(args, host) {
+      const reload = args.trim() === "reload";
+      if (args.trim() && !reload) return "Usage: `/env` lists the variables this session's commands inherit; `/env reload` takes this window's environment.";
+      const names = reload ? await host.reloadEnvironment() : host.environmentNames();
+      return [
+        reload ? `**Environment reloaded** from this window: ${names.length} variables.` : `**Environment**: this session's commands inherit ${names.length} variables of the window that created it.`,
+        names.length ? names.map((name) => `\`${name}\``).join(", ") : "(none)",
+        "",
+        "Names containing KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are left out; `shellEnvironment` in config.json adjusts that.",
+      ].join("\n");
     },
   },
   {

@@ -42,6 +42,11 @@ export const ConfigFile = z
     displayCurrency: z.enum(["auto", "CNY", "USD"]).optional(),
     goal: z.object({ maxTurns: z.number().int().positive(), maxSeconds: z.number().positive() }).partial().strict().optional(),
     prices: z.record(z.string(), Price).optional(),
+    shellEnvironment: z
+      .object({ include: z.array(z.string().min(1)), exclude: z.array(z.string().min(1)) })
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict();
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -58,6 +63,8 @@ export interface DaemonConfig {
   prices: ConfigFile["prices"];
   goal: { maxTurns: number; maxSeconds: number };
   displayCurrency: "auto" | "CNY" | "USD" | undefined;
+  /** What a session's commands inherit of its window's environment (sessions/environment.ts). */
+  shellEnvironment: { include?: string[] | undefined; exclude?: string[] | undefined };
 }
 
 export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
@@ -130,6 +137,7 @@ export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonC
     listen: env.REASONIX_LISTEN || file.listen,
     allowedOrigins: file.allowedOrigins ?? [],
     prices: file.prices,
+    shellEnvironment: file.shellEnvironment ?? {},
     displayCurrency: (["auto", "CNY", "USD"] as const).find((c) => c === env.REASONIX_DISPLAY_CURRENCY) ?? file.displayCurrency,
     goal: {
       maxTurns: num(env.REASONIX_GOAL_MAX_TURNS) ?? file.goal?.maxTurns ?? 20,

@@ -6,6 +6,7 @@ import { httpRoutes } from "./http-routes.js";
 import type { DaemonState } from "./state.js";
 import { tcpGuard } from "./tcp-auth.js";
 import { metricsRoute } from "./metrics.js";
+import { MAX_UPGRADE_HEADER_BYTES } from "../../shared/wire.js";
 
 export interface AppOptions {
   /** The loopback TCP listener: guarded by token, Host and Origin checks. */
@@ -16,7 +17,12 @@ export async function buildApp(state: DaemonState, opts: AppOptions = {}): Promi
   const httpLog = state.services.log.child({ component: opts.tcp ? "tcp" : "http" });
   httpLog.level = "warn";
   // Stopping must not wait on a client's idle keep-alive or half-open upgrade.
-  const app = Fastify({ loggerInstance: httpLog as FastifyBaseLogger, forceCloseConnections: true });
+  const app = Fastify({
+    loggerInstance: httpLog as FastifyBaseLogger,
+    forceCloseConnections: true,
+    // The shim's upgrade carries its window's environment, which can outgrow Node's 16 KiB default.
+    http: { maxHeaderSize: MAX_UPGRADE_HEADER_BYTES },
+  });
   if (opts.tcp) tcpGuard(app, opts.tcp);
   await app.register(websocket, { options: { maxPayload: WS_MAX_PAYLOAD } });
   await app.register(acpWebSocket, { state, allowedOrigins: opts.tcp?.allowedOrigins ?? [] });

@@ -9,6 +9,7 @@ import { keys, StoreDamagedError, type Store } from "../store/store.js";
 import { Session, type SessionDeps } from "./session.js";
 import { Inbox, inboxKeys } from "../inbox/inbox.js";
 import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
+import { filterEnvironment } from "./environment.js";
 import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
 
 export interface NewSessionInput {
@@ -79,8 +80,9 @@ export class SessionManager {
       lastSeq: 0,
       historyLength: 0,
     };
+    record.environment = filterEnvironment(input.env, this.deps.config().shellEnvironment);
     const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id));
-    session.env = input.env;
+    session.providerEnv = input.env;
     this.live.set(record.id, session);
     try {
       await session.commit();

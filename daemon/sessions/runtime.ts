@@ -52,7 +52,7 @@ export class SessionRuntime {
   }
 
   private processEnv(): Record<string, string | undefined> {
-    return { ...process.env, ...this.host.env() };
+    return this.host.env();
   }
 
   /** The client's MCP servers; connected once, in the background. */

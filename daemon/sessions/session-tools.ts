@@ -68,7 +68,8 @@ export class SessionTools {
         return outcome;
       },
       context: (sig, toolCallId) => {
-        const env = { ...process.env, ...host.env() };
+        // Exactly the session's recorded environment: never the daemon's own, never another window's.
+        const env = host.env();
         return {
           sessionId: record.id,
           cwd,

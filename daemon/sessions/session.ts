@@ -28,6 +28,7 @@ import { EditorRouter } from "./editor-router.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { SessionTools } from "./session-tools.js";
 import { SessionState, storeFailureError } from "./session-state.js";
+import { filterEnvironment } from "./environment.js";
 import { promptToText, titleFrom } from "./prompt-text.js";
 import type { ChatMessage, ClientPort, LedgerBody, SessionRecord, SessionUpdate, StopReason } from "./types.js";
 
@@ -68,7 +69,11 @@ interface ActiveTurn {
 
 export class Session {
   readonly attachments = new Set<ClientPort>();
-  env: Record<string, string | undefined> = {};
+  /**
+   * The creating window's environment, in memory only: the provider client's keys come from here.
+   * Tools get `record.environment` instead, which has no secrets.
+   */
+  providerEnv: Readonly<Record<string, string | undefined>> | undefined;
   private readonly state: SessionState;
   /** A write of this session failed; once the store takes writes again the ledger says so. */
   private storeFault: { message: string; turnId?: string } | undefined;
@@ -101,7 +106,7 @@ export class Session {
     this.broker = new PermissionBroker(record.id, this.router, () => deps.permissionTimeoutMs());
     this.tools = new SessionTools({
       record,
-      env: () => this.env,
+      env: () => this.toolEnv(),
       emit: (u) => this.emitForTurn(u),
       router: this.router,
       broker: this.broker,
@@ -126,7 +131,7 @@ export class Session {
       cwd: record.cwd,
       configDir: deps.configDir,
       log: this.log,
-      env: () => this.env,
+      env: () => this.toolEnv(),
       attachments: () => this.attachments,
       tools: this.tools,
     });
@@ -245,7 +250,7 @@ export class Session {
     await this.refreshCommands();
     const resolved = this.runtime.resolve(text);
     // Fail before anything is recorded when no key is configured: the client can run setup.
-    if (resolved.kind === "template" || resolved.kind === "none" || resolved.kind === "mcp") this.deps.createModel(this.record.model, this.env, this.record.effort);
+    if (resolved.kind === "template" || resolved.kind === "none" || resolved.kind === "mcp") this.deps.createModel(this.record.model, this.providerEnv ?? {}, this.record.effort);
     let mcpText: string | undefined;
     if (resolved.kind === "mcp") {
       try {
@@ -269,7 +274,7 @@ export class Session {
       if (parked) await this.inbox.remove(parked.id);
       if (this.stopped) return "cancelled";
       if (resolved.kind === "local") {
-        const run = async (): Promise<void> => this.emitForTurn(commandAnswer(await resolved.command.run(resolved.args, this.commandHost())));
+        const run = async (): Promise<void> => this.emitForTurn(commandAnswer(await resolved.command.run(resolved.args, this.commandHost(origin))));
         return await this.runTurnOnce({ origin, shown: blocks, local: run });
       }
       if (resolved.kind === "plugin") {
@@ -354,7 +359,7 @@ export class Session {
         await input.local(turn.controller.signal);
       } else {
         await this.runtime.settleTools();
-        const model = this.deps.createModel(this.record.model, this.env, this.record.effort);
+        const model = this.deps.createModel(this.record.model, this.providerEnv ?? {}, this.record.effort);
         stopReason = await runTurn(
           {
             emit: (u) => this.emitForTurn(u),
@@ -432,8 +437,34 @@ export class Session {
     this.runtime.connectMcp(servers);
   }
 
-  private commandHost(): CommandHost {
+  /** What this session's tools inherit: never the daemon's environment, never another window's. */
+  toolEnv(): Record<string, string> {
+    return { ...(this.record.environment ?? {}) };
+  }
+
+  /**
+   * A window attaches (load or resume). Its environment changes nothing of the session's, except
+   * where the session has none in memory yet: after a daemon restart the provider keys come from the
+   * first window back, and a session stored before environments were recorded takes this one's.
+   */
+  adoptWindow(port: ClientPort): void {
+    this.providerEnv ??= port.env;
+    this.record.environment ??= filterEnvironment(port.env, this.deps.config().shellEnvironment);
+  }
+
+  /** `/env reload`: the session's tools inherit the calling window's environment from now on. */
+  private async reloadEnvironment(port: ClientPort | undefined): Promise<string[]> {
+    if (!port) throw RpcError.invalidRequest("no window to take an environment from");
+    this.record.environment = filterEnvironment(port.env, this.deps.config().shellEnvironment);
+    this.providerEnv = port.env;
+    await this.commit();
+    return Object.keys(this.record.environment).sort();
+  }
+
+  private commandHost(origin?: ClientPort): CommandHost {
     return {
+      environmentNames: () => Object.keys(this.record.environment ?? {}).sort(),
+      reloadEnvironment: () => this.reloadEnvironment(origin),
       record: this.record,
       queuedPrompts: this.waiting,
       pendingPermissions: this.broker.pending.size,
@@ -458,7 +489,7 @@ export class Session {
   }
 
   private async runPluginAction(name: string, args: string, signal: AbortSignal): Promise<void> {
-    const result = await runAction(this.runtime.plugins, name, args, { env: { ...process.env, ...this.env }, signal });
+    const result = await runAction(this.runtime.plugins, name, args, { env: this.toolEnv(), signal });
     if (!result) {
       this.emitForTurn(commandAnswer(`No plugin action named ${name}.`));
       return;

@@ -10,6 +10,8 @@ export interface ClientPort {
   /** Last prompt, cancel or answer from this window: picks the target of editor requests. */
   lastActive: number;
   readonly closed: boolean;
+  /** The window's whole environment, as its shim sent it (secrets included: never hand it to a tool). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   sendUpdate(sessionId: string, update: SessionUpdate): void;
   /** A vendor notification (status updates, extension surfaces). */
   notify(method: string, params: unknown): void;
@@ -47,6 +49,11 @@ export interface SessionRecord {
   /** Notes for the model (mode changes) that ride along with the next user message. */
   notes?: string[];
   usage?: UsageTotals;
+  /**
+   * What the session's commands, stdio MCP servers and plugin actions inherit: the creating window's
+   * environment minus secrets (environment.ts), fixed until the user asks for `/env reload`.
+   */
+  environment?: Record<string, string>;
   /** The cumulative cost ledger (pricing.ts), so costs survive restarts. */
   costs?: unknown;
 }
