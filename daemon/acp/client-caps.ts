@@ -8,12 +8,17 @@ export function toClientCaps(caps: ClientCapabilities | null | undefined): Clien
     writeTextFile: caps?.fs?.writeTextFile === true,
     terminal: caps?.terminal === true,
     extensionSurface: optedIn(caps?._meta, "extensionSurface"),
+    vendor: vendorMeta(caps?._meta) !== undefined,
   };
+}
+
+function vendorMeta(meta: unknown): Record<string, unknown> | undefined {
+  const vendor = (meta as Record<string, unknown> | null | undefined)?.["reasonix.io"];
+  return vendor !== null && typeof vendor === "object" && !Array.isArray(vendor) ? (vendor as Record<string, unknown>) : undefined;
 }
 
 /** Vendor opt-ins live in `clientCapabilities._meta["reasonix.io"]`; anything malformed leaves them off. */
 function optedIn(meta: unknown, feature: string): boolean {
-  const vendor = (meta as Record<string, unknown> | null | undefined)?.["reasonix.io"];
-  const entry = (vendor as Record<string, unknown> | null | undefined)?.[feature];
+  const entry = vendorMeta(meta)?.[feature];
   return (entry as { supported?: unknown } | null | undefined)?.supported === true;
 }

@@ -18,12 +18,14 @@ export interface ConnectionInfo {
   shimPid: number | undefined;
 }
 
+const isVendorMethod = (method: string): boolean => method.startsWith("_reasonix.io/");
+
 /** Requests one window may have the daemon work on at once; more wait, and the socket stops being read. */
 export const MAX_IN_FLIGHT = 64;
 
 export class AcpConnection implements ClientPort {
   readonly connectionId = randomUUID();
-  capabilities: ClientCaps = { readTextFile: false, writeTextFile: false, terminal: false, extensionSurface: false };
+  capabilities: ClientCaps = { readTextFile: false, writeTextFile: false, terminal: false, extensionSurface: false, vendor: false };
   clientCapabilities: ClientCapabilities | undefined;
   lastActive = Date.now();
   readonly log: Logger;
@@ -71,10 +73,14 @@ export class AcpConnection implements ClientPort {
   }
 
   notify(method: string, params: unknown): void {
+    if (isVendorMethod(method) && !this.capabilities.vendor) return;
     this.peer.notify(method, params);
   }
 
   request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown> {
+    if (isVendorMethod(method) && !this.capabilities.vendor) {
+      return Promise.reject(RpcError.methodNotFound(`${method} (this client did not opt in to Reasonix extensions)`));
+    }
     return this.peer.request(method, params, opts);
   }
 

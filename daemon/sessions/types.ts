@@ -26,6 +26,11 @@ export interface ClientCaps {
   terminal: boolean;
   /** The client renders Reasonix extension surfaces itself (vendor opt-in). */
   extensionSurface: boolean;
+  /**
+   * The client's initialize carried `clientCapabilities._meta["reasonix.io"]`: only then does it get
+   * `_reasonix.io/` notifications and reverse requests (generic clients print every one they get).
+   */
+  vendor: boolean;
 }
 
 export type SessionStatus = "idle" | "running" | "interrupted";

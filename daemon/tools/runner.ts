@@ -3,6 +3,7 @@
  * tool_call (pending) -> [permission] -> tool_call_update in_progress -> completed | failed.
  * Every outcome, refusals included, becomes text the model reads; the turn goes on.
  */
+import { errorText } from "./error-text.js";
 import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { Access, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
@@ -126,7 +127,7 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
       update: (fields) => host.emit({ sessionUpdate: "tool_call_update", toolCallId, ...fields }),
     });
   } catch (err) {
-    result = { output: `Tool error: ${(err as Error).message}`, failed: true };
+    result = { output: `Tool error: ${errorText(err)}`, failed: true };
   }
   host.emit({
     sessionUpdate: "tool_call_update",

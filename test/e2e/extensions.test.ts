@@ -242,7 +242,8 @@ test("plugin surfaces: text fallback for plain clients, structured payloads for 
 
 test("usage_update after each round; cost matches the price table to the cent; status carries the costQuote", async (t) => {
   const { agent, model, workdir } = await world(t);
-  const { status } = await discover(agent);
+  // Status updates are vendor traffic: only a client that opted in gets them.
+  const { status } = await discover(agent, { clientCapabilities: { _meta: { "reasonix.io": {} } } });
   const { sessionId } = await agent.newSession(workdir);
   model.enqueue(
     { toolCalls: [{ name: "list_directory", arguments: {} }], usage: { prompt_tokens: 3_000_000, prompt_cache_hit_tokens: 1_000_000, prompt_cache_miss_tokens: 2_000_000, completion_tokens: 500_000 } },

@@ -6,6 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { RequestError } from "@agentclientprotocol/sdk";
 import { TEST_API_KEY, type AgentProcess } from "../support/harness.js";
 import { world } from "./fixture.js";
 
@@ -74,4 +75,36 @@ test("shellEnvironment in config.json brings back a name it includes and removes
   assert.match(env, /KEEP_THIS_TOKEN=kept/);
   assert.match(env, /PLAIN=plain/);
   assert.doesNotMatch(env, /DROP_ME/);
+});
+
+test("vendor traffic only to clients that opted in: a plain client gets no _reasonix.io/ message during a turn with a tool call; an opted-in one gets status updates", async (t) => {
+  const { agent: plain, model, workdir, spawn } = await world(t);
+  await plain.initialize();
+  const { sessionId } = await plain.newSession(workdir);
+  const fancy = spawn();
+  await fancy.initialize({ clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: { "reasonix.io": {} } } });
+  await fancy.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
+  model.enqueue({ toolCalls: [{ name: "list_directory", arguments: {} }] }, { content: ["listed"] });
+  assert.equal((await plain.prompt(sessionId, "list it")).stopReason, "end_turn");
+  await fancy.waitForLine((m) => m.method === "_reasonix.io/session/status_update" && m.params?.event === "completion");
+  assert.ok(plain.updatesFor(sessionId).some((u) => u.sessionUpdate === "tool_call"), "the turn had a tool call");
+  const vendor = plain.messages.filter((m) => typeof m.method === "string" && m.method.startsWith("_reasonix.io/"));
+  assert.deepEqual(vendor.map((m) => m.method), [], "the plain client got no vendor message");
+  assert.ok(fancy.messages.filter((m) => m.method === "_reasonix.io/session/status_update").length >= 2);
+});
+
+test("an editor's error details reach the tool result the model and the user see", async (t) => {
+  const { agent, model, workdir } = await world(t, { clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false } });
+  agent.onClientRequest = (method) => {
+    if (method === "fs/write_text_file") throw new RequestError(-32603, "Internal error", { details: "Permission denied for fs/write_text_file" });
+    throw RequestError.methodNotFound(method);
+  };
+  model.enqueue({ toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "new.txt", content: "x\n" } }] }, { content: ["could not"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  assert.equal((await agent.prompt(sessionId, "write it")).stopReason, "end_turn");
+  const toolMessage = model.requests.at(-1)!.body.messages.find((m: { role: string; tool_call_id?: string }) => m.role === "tool" && m.tool_call_id === "w1");
+  assert.match(String(toolMessage.content), /Permission denied for fs\/write_text_file/);
+  const failed = agent.updatesFor(sessionId).find((u) => u.sessionUpdate === "tool_call_update" && u.status === "failed");
+  assert.match(JSON.stringify(failed.content), /Permission denied for fs\/write_text_file/);
 });

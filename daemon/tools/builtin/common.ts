@@ -1,4 +1,5 @@
 /** Small pieces the built-in tools share. */
+import { errorText } from "../error-text.js";
 import { sep } from "node:path";
 import type { ToolCallContent, ToolContext, ToolResult } from "../types.js";
 import { displayPath, resolveReal } from "../workspace.js";
@@ -39,7 +40,7 @@ export function fsErrorMessage(err: unknown, path: string): string {
     case "EPERM":
       return `Permission denied: ${path}`;
     default:
-      return err instanceof Error ? err.message : String(err);
+      return errorText(err);
   }
 }
 

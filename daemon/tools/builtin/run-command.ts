@@ -1,3 +1,4 @@
+import { errorText } from "../error-text.js";
 import { z } from "zod";
 import { defineTool, type CommandResult } from "../types.js";
 import { isInside } from "../workspace.js";
@@ -65,7 +66,7 @@ export const runCommandTool = defineTool({
         onTerminal: (terminalId) => ctx.update({ content: [{ type: "terminal", terminalId }] }),
       });
     } catch (err) {
-      return failure(`Could not run the command: ${err instanceof Error ? err.message : String(err)}`);
+      return failure(`Could not run the command: ${errorText(err)}`);
     }
     const output = report(r, timeoutS);
     const content = r.terminalId ? [{ type: "terminal" as const, terminalId: r.terminalId }] : [textContent(r.output)];
