@@ -7,6 +7,7 @@ import type { UnixWebSocket } from "./ws-client.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
+import { parseFlags, reportUsage, type UsageError } from "../shared/cli.js";
 import { connectOrStart, DaemonUnavailableError, readDaemonInfo } from "./connect.js";
 import { PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 import { isRunning } from "./daemon-process.js";
@@ -63,14 +64,11 @@ const RECONNECT_WINDOW_MS = 3000;
 
 export async function runAcp(args: string[]): Promise<void> {
   let model: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--model") model = args[++i];
-    else if (a.startsWith("--model=")) model = a.slice("--model=".length);
-    else {
-      process.stderr.write(`reasonix acp: unknown argument ${a}\n`);
-      exit(2);
-    }
+  try {
+    model = parseFlags(args, { model: { type: "string" } }, "usage: reasonix acp [--model provider/model]\n").values.model;
+  } catch (err) {
+    reportUsage("acp", err as UsageError);
+    exit(2);
   }
   const paths = resolvePaths();
   process.umask(0o077);

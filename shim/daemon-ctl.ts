@@ -82,7 +82,7 @@ async function logs(paths: Paths, follow: boolean): Promise<void> {
   });
 }
 
-export async function daemonCommand(sub: string | undefined, args: string[]): Promise<void> {
+export async function daemonCommand(sub: string | undefined, follow = false): Promise<void> {
   const paths = resolvePaths();
   switch (sub) {
     case "start": {
@@ -106,7 +106,7 @@ export async function daemonCommand(sub: string | undefined, args: string[]): Pr
       return;
     }
     case "logs":
-      return logs(paths, args.includes("-f") || args.includes("--follow"));
+      return logs(paths, follow);
     default:
       process.stderr.write("usage: reasonix daemon run|start|stop|status|logs [-f]\n");
       process.exitCode = 2;

@@ -2,6 +2,8 @@
  * The `reasonix` command. Each subcommand is loaded on demand, so `reasonix acp` pulls in nothing
  * of the daemon and starts fast.
  */
+import { parseFlags, reportUsage, UsageError } from "../shared/cli.js";
+
 const [command, ...rest] = process.argv.slice(2);
 
 const USAGE = `usage: reasonix <command>
@@ -19,11 +21,17 @@ async function main(): Promise<void> {
       return (await import("./acp.js")).runAcp(rest);
     case "daemon": {
       const [sub, ...args] = rest;
+      const usage = "usage: reasonix daemon run|start [--listen 127.0.0.1:PORT] | stop | status | logs [-f]\n";
+      const flags =
+        sub === "run" || sub === "start"
+          ? parseFlags(args, { listen: { type: "string" } }, usage).values
+          : sub === "logs"
+            ? parseFlags(args, { follow: { type: "boolean", short: "f" } }, usage).values
+            : parseFlags(args, {}, usage).values;
       // `--listen HOST:PORT` opens the loopback TCP listener (token-guarded) beside the socket.
-      const at = args.findIndex((a) => a === "--listen" || a.startsWith("--listen="));
-      if (at >= 0) process.env.REASONIX_LISTEN = args[at]!.includes("=") ? args[at]!.split("=")[1] : args[at + 1];
+      if ("listen" in flags && typeof flags.listen === "string") process.env.REASONIX_LISTEN = flags.listen;
       if (sub === "run") return (await import("../daemon/main.js")).runDaemon();
-      return (await import("./daemon-ctl.js")).daemonCommand(sub, args);
+      return (await import("./daemon-ctl.js")).daemonCommand(sub, "follow" in flags && flags.follow === true);
     }
     case "setup":
       return (await import("./setup.js")).runSetup(rest);
@@ -50,6 +58,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    reportUsage(command ?? "", err);
+    return;
+  }
   process.stderr.write(`reasonix: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

@@ -2,6 +2,7 @@
 import { resolve } from "node:path";
 import { JsonRpcPeer } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
+import { parseFlags } from "../shared/cli.js";
 import { connectOrStart } from "./connect.js";
 
 interface Listed {
@@ -10,8 +11,8 @@ interface Listed {
 }
 
 export async function listSessionsCommand(args: string[]): Promise<void> {
-  const i = args.indexOf("--cwd");
-  const cwd = i >= 0 && args[i + 1] ? resolve(args[i + 1]!) : undefined;
+  const { values } = parseFlags(args, { cwd: { type: "string" } }, "usage: reasonix sessions [--cwd DIR]\n");
+  const cwd = values.cwd ? resolve(values.cwd) : undefined;
   const ws = await connectOrStart(resolvePaths(), {});
   const peer = new JsonRpcPeer((t) => ws.send(t), { request: () => ({}), notification: () => undefined });
   ws.on("message", (text) => peer.receive(text));

@@ -5,14 +5,12 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { resolvePaths } from "../shared/paths.js";
+import { parseFlags } from "../shared/cli.js";
 import { parseConfigText, type ConfigFile, DEEPSEEK_DEFAULT_BASE_URL, DEEPSEEK_MODELS } from "../daemon/config/config.js";
 
-function flag(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i >= 0) return args[i + 1];
-  const eq = args.find((a) => a.startsWith(`${name}=`));
-  return eq?.slice(name.length + 1);
-}
+export const SETUP_USAGE = `usage: reasonix setup [--provider NAME] [--base-url URL] [--models a,b] [--api-key-env NAME]
+                      [--model provider/model] [--api-key KEY | --no-key]
+`;
 
 function writeJson(path: string, value: unknown): void {
   const tmp = `${path}.${process.pid}.tmp`;
@@ -34,6 +32,19 @@ async function readKey(interactive: boolean, envName: string): Promise<string> {
 }
 
 export async function runSetup(args: string[]): Promise<void> {
+  const { values } = parseFlags(
+    args,
+    {
+      provider: { type: "string" },
+      "base-url": { type: "string" },
+      models: { type: "string" },
+      "api-key-env": { type: "string" },
+      model: { type: "string" },
+      "api-key": { type: "string" },
+      "no-key": { type: "boolean" },
+    },
+    SETUP_USAGE,
+  );
   process.umask(0o077);
   const paths = resolvePaths();
   mkdirSync(paths.configDir, { recursive: true, mode: 0o700 });
@@ -44,11 +55,11 @@ export async function runSetup(args: string[]): Promise<void> {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
 
-  const provider = flag(args, "--provider") ?? "deepseek";
+  const provider = values.provider ?? "deepseek";
   const isDeepSeek = provider === "deepseek";
-  const baseUrl = flag(args, "--base-url") ?? (isDeepSeek ? DEEPSEEK_DEFAULT_BASE_URL : undefined);
-  const apiKeyEnv = flag(args, "--api-key-env") ?? (isDeepSeek ? "DEEPSEEK_API_KEY" : `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`);
-  const models = flag(args, "--models")?.split(",").filter(Boolean) ?? (isDeepSeek ? DEEPSEEK_MODELS : undefined);
+  const baseUrl = values["base-url"] ?? (isDeepSeek ? DEEPSEEK_DEFAULT_BASE_URL : undefined);
+  const apiKeyEnv = values["api-key-env"] ?? (isDeepSeek ? "DEEPSEEK_API_KEY" : `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`);
+  const models = values.models?.split(",").filter(Boolean) ?? (isDeepSeek ? DEEPSEEK_MODELS : undefined);
   if (!baseUrl || !models) {
     process.stderr.write("reasonix setup: a provider other than deepseek needs --base-url URL and --models a,b\n");
     process.exitCode = 2;
@@ -57,14 +68,15 @@ export async function runSetup(args: string[]): Promise<void> {
   const providers = (current.providers ?? []).filter((p) => p.name !== provider);
   providers.push({ name: provider, baseUrl, apiKeyEnv, models });
   const next: ConfigFile = { ...current, providers };
-  const model = flag(args, "--model");
+  const model = values.model;
   if (model) next.model = model;
   // Validate with the daemon's own schema before writing anything.
   parseConfigText(JSON.stringify(next), "the new configuration");
   writeJson(paths.configFile, next);
 
-  const interactive = process.stdin.isTTY === true && !args.includes("--no-key");
-  const key = args.includes("--no-key") ? "" : (flag(args, "--api-key") ?? (await readKey(interactive, apiKeyEnv)));
+  const noKey = values["no-key"] === true;
+  const interactive = process.stdin.isTTY === true && !noKey;
+  const key = noKey ? "" : (values["api-key"] ?? (await readKey(interactive, apiKeyEnv)));
   if (key) {
     let creds: Record<string, string> = {};
     try {

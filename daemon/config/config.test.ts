@@ -19,3 +19,13 @@ test("defaults, file values and environment overrides", () => {
   assert.equal(c.defaultModel, "deepseek/deepseek-v4-flash");
   assert.equal(resolveConfig({}, {}).maxSteps, 50);
 });
+
+test("environment overrides go through the same schema: a bad value is an error naming the variable", () => {
+  assert.throws(() => resolveConfig({}, { REASONIX_MAX_STEPS: "abc" }), (e: Error) => e instanceof ConfigError && /REASONIX_MAX_STEPS="abc": .*\(it sets maxSteps\)/.test(e.message));
+  assert.throws(() => resolveConfig({}, { REASONIX_BUDGET_TOKENS: "-5" }), /REASONIX_BUDGET_TOKENS="-5"/);
+  assert.throws(() => resolveConfig({}, { REASONIX_DISPLAY_CURRENCY: "EUR" }), /REASONIX_DISPLAY_CURRENCY="EUR"/);
+  const c = resolveConfig({ budgets: { seconds: 60 }, goal: { maxTurns: 3 } }, { REASONIX_BUDGET_TOKENS: "1000", REASONIX_GOAL_MAX_SECONDS: "90", REASONIX_MODEL: "deepseek/deepseek-v4-pro" });
+  assert.deepEqual(c.budgets, { seconds: 60, tokens: 1000 });
+  assert.deepEqual(c.goal, { maxTurns: 3, maxSeconds: 90 });
+  assert.equal(c.defaultModel, "deepseek/deepseek-v4-pro");
+});

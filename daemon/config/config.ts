@@ -104,20 +104,53 @@ export function readConfigFile(path: string): ConfigFile {
   return parseConfigText(text, path);
 }
 
-/** REASONIX_BUDGET_TOKENS / _SECONDS / _COST override the file's per-turn budgets one by one. */
-function envBudgets(env: NodeJS.ProcessEnv, file: ConfigFile["budgets"]): ConfigFile["budgets"] {
-  const num = (v: string | undefined): number | undefined => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : undefined);
-  const merged = { ...file };
-  const tokens = num(env.REASONIX_BUDGET_TOKENS);
-  const seconds = num(env.REASONIX_BUDGET_SECONDS);
-  const cost = num(env.REASONIX_BUDGET_COST);
-  if (tokens !== undefined) merged.tokens = tokens;
-  if (seconds !== undefined) merged.seconds = seconds;
-  if (cost !== undefined) merged.cost = cost;
-  return Object.keys(merged).length > 0 ? merged : undefined;
+/**
+ * Environment variables that override config.json, each with the key it overrides. They go through
+ * the same schema as the file, so `REASONIX_MAX_STEPS=abc` is an error naming the variable, not a
+ * silently ignored value.
+ */
+export const ENV_OVERRIDES = {
+  REASONIX_MODEL: ["model"],
+  REASONIX_MAX_STEPS: ["maxSteps"],
+  REASONIX_PERMISSION_TIMEOUT_SECONDS: ["permissionTimeoutSeconds"],
+  REASONIX_IDLE_SHUTDOWN_SECONDS: ["idleShutdownSeconds"],
+  REASONIX_BUDGET_TOKENS: ["budgets", "tokens"],
+  REASONIX_BUDGET_SECONDS: ["budgets", "seconds"],
+  REASONIX_BUDGET_COST: ["budgets", "cost"],
+  REASONIX_GOAL_MAX_TURNS: ["goal", "maxTurns"],
+  REASONIX_GOAL_MAX_SECONDS: ["goal", "maxSeconds"],
+  REASONIX_DISPLAY_CURRENCY: ["displayCurrency"],
+  REASONIX_LISTEN: ["listen"],
+} as const satisfies Record<string, readonly [string] | readonly [string, string]>;
+
+const NUMERIC = /^-?\d+(\.\d+)?$/;
+
+/** config.json with the environment's overrides laid over it, validated as one. */
+export function withEnvOverrides(file: ConfigFile, env: NodeJS.ProcessEnv): ConfigFile {
+  const merged = structuredClone(file) as Record<string, unknown>;
+  const origin = new Map<string, string>();
+  for (const [name, path] of Object.entries(ENV_OVERRIDES)) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    // Numbers arrive as text; anything that does not read as one is left as text for zod to refuse.
+    const value = NUMERIC.test(raw.trim()) ? Number(raw) : raw;
+    let target = merged;
+    for (const key of path.slice(0, -1)) target = (target[key] ??= {}) as Record<string, unknown>;
+    target[path.at(-1)!] = value;
+    origin.set(path.join("."), name);
+  }
+  const parsed = ConfigFile.safeParse(merged);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => {
+    const where = i.path.join(".");
+    const variable = origin.get(where);
+    return variable ? `${variable}=${JSON.stringify(env[variable])}: ${i.message} (it sets ${where})` : `config.json ${where}: ${i.message}`;
+  });
+  throw new ConfigError(issues.join("; "));
 }
 
-export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonConfig {
+export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): DaemonConfig {
+  const file = withEnvOverrides(fileConfig, env);
   const builtIn: ProviderConfig = {
     name: "deepseek",
     baseUrl: DEEPSEEK_DEFAULT_BASE_URL,
@@ -126,22 +159,21 @@ export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonC
   };
   const fromFile = file.providers ?? [];
   const providers = fromFile.some((p) => p.name === "deepseek") ? fromFile : [builtIn, ...fromFile];
-  const num = (v: string | undefined): number | undefined => (v && /^\d+$/.test(v) ? Number(v) : undefined);
   return {
     providers,
-    defaultModel: env.REASONIX_MODEL || file.model || `${providers[0]!.name}/${providers[0]!.models[0]!}`,
-    maxSteps: num(env.REASONIX_MAX_STEPS) ?? file.maxSteps ?? 50,
-    permissionTimeoutSeconds: num(env.REASONIX_PERMISSION_TIMEOUT_SECONDS) ?? file.permissionTimeoutSeconds ?? 1800,
-    idleShutdownSeconds: num(env.REASONIX_IDLE_SHUTDOWN_SECONDS) ?? file.idleShutdownSeconds ?? 900,
-    budgets: envBudgets(env, file.budgets),
-    listen: env.REASONIX_LISTEN || file.listen,
+    defaultModel: file.model || `${providers[0]!.name}/${providers[0]!.models[0]!}`,
+    maxSteps: file.maxSteps ?? 50,
+    permissionTimeoutSeconds: file.permissionTimeoutSeconds ?? 1800,
+    idleShutdownSeconds: file.idleShutdownSeconds ?? 900,
+    budgets: file.budgets && Object.keys(file.budgets).length > 0 ? file.budgets : undefined,
+    listen: file.listen,
     allowedOrigins: file.allowedOrigins ?? [],
     prices: file.prices,
     shellEnvironment: file.shellEnvironment ?? {},
-    displayCurrency: (["auto", "CNY", "USD"] as const).find((c) => c === env.REASONIX_DISPLAY_CURRENCY) ?? file.displayCurrency,
+    displayCurrency: file.displayCurrency,
     goal: {
-      maxTurns: num(env.REASONIX_GOAL_MAX_TURNS) ?? file.goal?.maxTurns ?? 20,
-      maxSeconds: num(env.REASONIX_GOAL_MAX_SECONDS) ?? file.goal?.maxSeconds ?? 3600,
+      maxTurns: file.goal?.maxTurns ?? 20,
+      maxSeconds: file.goal?.maxSeconds ?? 3600,
     },
   };
 }

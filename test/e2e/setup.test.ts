@@ -47,3 +47,29 @@ test("reasonix setup records an OpenAI-compatible provider and its key; --model 
   await bad.initialize();
   await assert.rejects(bad.newSession(workdir), (e: { code: number; message: string }) => e.code === -32602 && /--model/.test(e.message));
 });
+
+test("a mistyped flag is an error with usage, never ignored: `reasonix setup --modle x`, `reasonix acp --mdl`, `reasonix sessions --cdw`", async (t) => {
+  const { home } = await world(t, { noModel: true });
+  const env = { ...process.env, REASONIX_HOME: home.dir };
+  for (const args of [["setup", "--modle", "x"], ["acp", "--mdl", "x"], ["sessions", "--cdw", "/"], ["daemon", "stop", "--force"]]) {
+    const failed = await run(process.execPath, [BIN, ...args], { env }).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
+    assert.ok(failed, `${args.join(" ")} must fail`);
+    assert.equal(failed.code, 2, args.join(" "));
+    assert.match(failed.stderr, new RegExp(`Unknown option '${args.find((a) => a.startsWith("--"))}'`), failed.stderr);
+    assert.match(failed.stderr, /usage: reasonix/);
+  }
+  assert.throws(() => statSync(join(home.dir, "config.json")), "setup wrote nothing");
+});
+
+test("REASONIX_MAX_STEPS=abc: the editor's initialize is answered with an error naming the variable", async (t) => {
+  const { agent } = await world(t, { env: { REASONIX_MAX_STEPS: "abc" } });
+  const err = await agent.initialize().then(
+    () => undefined,
+    (e: { message: string }) => e,
+  );
+  assert.ok(err, "initialize must fail");
+  assert.match(err.message, /REASONIX_MAX_STEPS="abc"/);
+});
