@@ -5,19 +5,41 @@
  */
 export type JsonRpcId = number | string | null;
 
+/**
+ * Every error this agent answers with, in one place: its code and how its message reads (like
+ * fastify's errors.js). Code elsewhere names an entry, never a number.
+ */
+export const ERRORS = {
+  ParseError: { code: -32700, message: (detail: string) => detail },
+  InvalidRequest: { code: -32600, message: (detail: string) => `Invalid request: ${detail}` },
+  MethodNotFound: { code: -32601, message: (method: string) => `Method not found: ${method}` },
+  InvalidParams: { code: -32602, message: (detail: string) => `Invalid params: ${detail}` },
+  InternalError: { code: -32603, message: (detail: string) => detail },
+  /** No provider credentials: the client can run the terminal auth method (`reasonix setup`). */
+  AuthRequired: { code: -32000, message: (detail: string) => detail },
+  /** The shim's daemon went away, or could not start or be reached; the message is the cause. */
+  DaemonUnavailable: { code: -32001, message: (detail: string) => detail },
+  ResourceNotFound: { code: -32002, message: (sessionId: string) => `Session not found: ${sessionId}` },
+  RequestCancelled: { code: -32800, message: () => "Request cancelled" },
+  /** The specification words inbox refusals (full, too large, not pending) as -32600 without a prefix. */
+  InboxRefused: { code: -32600, message: (detail: string) => detail },
+  /** Vendor methods name an unknown session -32602, as the specification's table says. */
+  VendorUnknownSession: { code: -32602, message: (sessionId: string) => `Invalid params: sessionId: unknown session ${sessionId}` },
+} as const;
+
 export const ErrorCode = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  AuthRequired: -32000,
+  ParseError: ERRORS.ParseError.code,
+  InvalidRequest: ERRORS.InvalidRequest.code,
+  MethodNotFound: ERRORS.MethodNotFound.code,
+  InvalidParams: ERRORS.InvalidParams.code,
+  InternalError: ERRORS.InternalError.code,
+  AuthRequired: ERRORS.AuthRequired.code,
   /** the shim's daemon went away (a request in flight when it died) */
-  DaemonLost: -32001,
+  DaemonLost: ERRORS.DaemonUnavailable.code,
   /** the shim has no daemon at all: it could not start or reach one; the message is the cause */
-  DaemonUnavailable: -32001,
-  ResourceNotFound: -32002,
-  RequestCancelled: -32800,
+  DaemonUnavailable: ERRORS.DaemonUnavailable.code,
+  ResourceNotFound: ERRORS.ResourceNotFound.code,
+  RequestCancelled: ERRORS.RequestCancelled.code,
 } as const;
 
 export interface RpcErrorObject {
@@ -36,29 +58,34 @@ export class RpcError extends Error {
     this.name = "RpcError";
   }
 
+  /** An error from the catalogue by name, its message filled in. */
+  static of<K extends keyof typeof ERRORS>(name: K, detail: string, data?: unknown): RpcError {
+    const entry = ERRORS[name];
+    return new RpcError(entry.code, entry.message(detail), data);
+  }
   static parseError(detail = "Parse error: the line is not valid JSON"): RpcError {
-    return new RpcError(ErrorCode.ParseError, detail);
+    return RpcError.of("ParseError", detail);
   }
   static invalidRequest(detail: string): RpcError {
-    return new RpcError(ErrorCode.InvalidRequest, `Invalid request: ${detail}`);
+    return RpcError.of("InvalidRequest", detail);
   }
   static methodNotFound(method: string): RpcError {
-    return new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`, { method });
+    return RpcError.of("MethodNotFound", method, { method });
   }
   static invalidParams(detail: string, data?: unknown): RpcError {
-    return new RpcError(ErrorCode.InvalidParams, `Invalid params: ${detail}`, data);
+    return RpcError.of("InvalidParams", detail, data);
   }
   static internal(detail: string): RpcError {
-    return new RpcError(ErrorCode.InternalError, detail);
+    return RpcError.of("InternalError", detail);
   }
   static authRequired(detail: string): RpcError {
-    return new RpcError(ErrorCode.AuthRequired, detail);
+    return RpcError.of("AuthRequired", detail);
   }
   static sessionNotFound(sessionId: string): RpcError {
-    return new RpcError(ErrorCode.ResourceNotFound, `Session not found: ${sessionId}`, { sessionId });
+    return RpcError.of("ResourceNotFound", sessionId, { sessionId });
   }
   static cancelled(): RpcError {
-    return new RpcError(ErrorCode.RequestCancelled, "Request cancelled");
+    return RpcError.of("RequestCancelled", "");
   }
 
   toObject(): RpcErrorObject {

@@ -4,7 +4,7 @@
  * errors follow the specification: an unknown session is -32602 here, inbox refusals are -32600.
  */
 import { z } from "zod";
-import { RpcError } from "../../shared/jsonrpc.js";
+import { ErrorCode, RpcError } from "../../shared/jsonrpc.js";
 import { ContentBlock } from "../../shared/acp-schemas.js";
 import type { Session } from "../sessions/session.js";
 import { promptToText } from "../sessions/prompt-text.js";
@@ -52,7 +52,7 @@ async function sessionFor(conn: AcpConnection, sessionId: string): Promise<Sessi
   try {
     return await conn.services.sessions.get(sessionId);
   } catch (err) {
-    if (err instanceof RpcError && err.code === -32002) throw RpcError.invalidParams(`sessionId: unknown session ${sessionId}`, { sessionId });
+    if (err instanceof RpcError && err.code === ErrorCode.ResourceNotFound) throw RpcError.of("VendorUnknownSession", sessionId, { sessionId });
     throw err;
   }
 }
@@ -127,7 +127,7 @@ export async function inboxRetry(params: z.output<typeof ItemRequest>, conn: Acp
 export async function inboxRefresh(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
   const inbox = (await sessionFor(conn, params.sessionId)).inbox;
   const item = inbox.item(params.itemId);
-  if (!["queued", "blocked", "uncertain"].includes(item.state)) throw new RpcError(-32600, `inbox item ${item.id} is ${item.state}; only pending items can be refreshed`);
+  if (!["queued", "blocked", "uncertain"].includes(item.state)) throw RpcError.of("InboxRefused", `inbox item ${item.id} is ${item.state}; only pending items can be refreshed`);
   return { ok: true };
 }
 

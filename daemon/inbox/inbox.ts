@@ -50,7 +50,7 @@ export const inboxKeys = {
   idemPrefix: (sid: string) => `idem!${sid}!`,
 };
 
-const refuse = (message: string): RpcError => new RpcError(-32600, message);
+const refuse = (message: string): RpcError => RpcError.of("InboxRefused", message);
 const sha = (text: string): string => createHash("sha256").update(text).digest("hex");
 const preview = (text: string): string => {
   const flat = text.replace(/\s+/g, " ").trim();
