@@ -30,7 +30,8 @@ const ALIASES: Record<string, string> = {
 const LEGACY_PRESETS: Record<string, string> = { ask: "read-only", auto: "workspace-write", yolo: "danger-full-access" };
 
 const RETIRED = new Set(["agent_preset", "work_mode", "profile", "runtime_profile", "token_mode"]);
-const QUALITY_FLOOR_VALUES = new Set(["off", "none", "light", "economy", "balanced", "standard", "delivery", "strict", "high"]);
+/** Values older clients send to the retired selectors: accepted as a no-op; anything else is refused. */
+const LEGACY_SELECTOR_VALUES = new Set(["off", "none", "light", "economy", "balanced", "standard", "delivery", "strict", "high"]);
 const DEPRECATED_NOTICE =
   "Execution modes are retired: every request runs with adaptive standard execution. This selector is accepted for compatibility and changes nothing.";
 
@@ -56,8 +57,8 @@ export async function setConfigOption(
   const configId = ALIASES[params.configId] ?? params.configId;
   const list = () => configOptions(session.record, conn.services.config());
   if (RETIRED.has(configId) || configId === "quality_floor") {
-    if (configId === "quality_floor" && !(typeof params.value === "string" && QUALITY_FLOOR_VALUES.has(params.value))) {
-      throw RpcError.invalidParams(`value: unknown quality_floor value "${String(params.value)}"`);
+    if (!(typeof params.value === "string" && LEGACY_SELECTOR_VALUES.has(params.value))) {
+      throw RpcError.invalidParams(`value: unknown ${params.configId} value "${String(params.value)}"; it takes one of ${[...LEGACY_SELECTOR_VALUES].join(", ")}`);
     }
     return { configOptions: list(), deprecatedNotice: DEPRECATED_NOTICE, _meta: { "reasonix.io": { deprecatedNotice: DEPRECATED_NOTICE } } };
   }

@@ -17,7 +17,11 @@ import type { Session } from "../sessions/session.js";
 import type { AcpConnection } from "./connection.js";
 import { sessionControls } from "./session-config.js";
 
-/** After the answer that carries the session: hosts build their slash menu from this. */
+/**
+ * Hosts build their slash menu from this. After new and resume it follows the answer that carries
+ * the session; after load it is the last update before the answer, so nothing of a loaded session
+ * arrives after the reply until something new happens (acp-tck ACP-LOAD-002).
+ */
 function sendAvailableCommands(session: Session, conn: AcpConnection): void {
   session.sendCommands(conn);
 }
@@ -51,7 +55,7 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
   return new ResultThen(result, () => sendAvailableCommands(session, conn));
 }
 
-export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
+export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpConnection): Promise<LoadSessionResponse> {
   const session = await conn.services.sessions.get(params.sessionId);
   session.adoptWindow(conn);
   // A window that loads again gets the whole history again, once.
@@ -60,8 +64,8 @@ export async function loadSession(params: z.output<typeof LoadSessionRequest>, c
   await session.refreshCommands();
   await session.replayTo(conn);
   conn.lastActive = Date.now();
-  const result: LoadSessionResponse = sessionControls(session, conn.services);
-  return new ResultThen(result, () => sendAvailableCommands(session, conn));
+  sendAvailableCommands(session, conn);
+  return sessionControls(session, conn.services) satisfies LoadSessionResponse;
 }
 
 export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpConnection): Promise<ResultThen> {

@@ -129,7 +129,13 @@ test("legacy selectors are a no-op with a deprecatedNotice and are never listed;
     assert.ok(r.result, configId);
     assert.match(r.result.deprecatedNotice, /retired/);
     assert.deepEqual(r.result.configOptions, configOptions, `${configId} changed nothing`);
+    // Known legacy values only (reasonix.md §4): anything else is -32602, for every retired selector.
+    const bad = await agent.rawRequest({ id: `${configId}-bad`, method: "session/set_config_option", params: { sessionId, configId, value: "nonsense" } });
+    assert.equal(bad.error?.code, -32602, configId);
+    assert.match(bad.error.message, /unknown .* value "nonsense"/);
   }
+  const balanced = await agent.rawRequest({ id: "wm", method: "session/set_config_option", params: { sessionId, configId: "work_mode", value: "balanced" } });
+  assert.match(balanced.result.deprecatedNotice, /retired/);
   const known = await agent.rawRequest({ id: "qf", method: "session/set_config_option", params: { sessionId, configId: "quality_floor", value: "balanced" } });
   assert.match(known.result.deprecatedNotice, /retired/);
   const unknown = await agent.rawRequest({ id: "qf2", method: "session/set_config_option", params: { sessionId, configId: "quality_floor", value: "ultra" } });
