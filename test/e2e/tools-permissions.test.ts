@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { stopDaemon } from "../support/harness.js";
 import { world } from "./fixture.js";
 
 const select = (optionId: string) => () => ({ outcome: { outcome: "selected", optionId } });
@@ -217,4 +218,45 @@ test("an always-grant covers exactly what its option named: a destructive comman
   await agent.prompt(sessionId, "push");
   assert.equal(questions(agent).length, 6, "git -c … push asks");
   assert.match(lastToolResult(), /rejected/);
+
+  // /status and the status object list what each grant covers.
+  await agent.prompt(sessionId, "/status");
+  const text = agent.textOf(sessionId);
+  assert.match(text, /allow `rm -f a\.log` exactly \(run_command\)/);
+  assert.match(text, /allow `echo hi …` \(run_command\)/);
+  assert.match(text, /allow `git --version` exactly \(run_command\)/);
+  const status = await agent.rpc.request("_reasonix.io/session/status", { sessionId });
+  assert.deepEqual(status.grants, [
+    { decision: "allow", tool: "run_command", match: "exact", covers: "rm -f a.log" },
+    { decision: "allow", tool: "run_command", match: "prefix", covers: "echo hi …" },
+    { decision: "allow", tool: "run_command", match: "exact", covers: "git --version" },
+  ]);
+});
+
+test("grants belong to one session and are never stored: another session asks, and so does the same one after a daemon restart", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t);
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.onPermission = select("allow_always");
+  model.enqueue(command("echo hi"), command("echo hi"), { content: ["twice"] });
+  await agent.prompt(sessionId, "say hi twice");
+  assert.equal(questions(agent).length, 1);
+
+  const other = (await agent.newSession(workdir)).sessionId;
+  agent.onPermission = select("allow_once");
+  model.enqueue(command("echo hi"), { content: ["once"] });
+  await agent.prompt(other, "say hi");
+  assert.equal(questions(agent).length, 2);
+  assert.equal(questions(agent)[1]!.sessionId, other);
+  assert.deepEqual((await agent.rpc.request("_reasonix.io/session/status", { sessionId: other })).grants, []);
+
+  await agent.closeStdin();
+  await stopDaemon(home.dir);
+  const next = spawn();
+  await next.initialize();
+  await next.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
+  assert.deepEqual((await next.rpc.request("_reasonix.io/session/status", { sessionId })).grants, []);
+  model.enqueue(command("echo hi"), { content: ["asked again"] });
+  await next.prompt(sessionId, "say hi after the restart");
+  assert.equal(questions(next).length, 1);
 });
