@@ -20,6 +20,8 @@ export interface CommandHost {
   queuedPrompts: number;
   pendingPermissions: number;
   mcpServers: string[];
+  /** The session's "always" answers: what each covers (see tools/permissions.ts). */
+  grants: Array<{ decision: string; tool: string; match: string; covers: string }>;
   models(): string[];
   /** Switches the session's model as the `model` config option does; returns the new reference. */
   setModel(ref: string): Promise<string>;
@@ -39,6 +41,25 @@ export interface BuiltinCommand {
 }
 
 const n = (v: number | undefined): string => (v ?? 0).toLocaleString("en-US");
+
+function grantLine(g: CommandHost["grants"][number]): string {
+  switch (g.match) {
+    case "exact":
+      return `${g.decision} \`${g.covers}\` exactly (${g.tool})`;
+    case "prefix":
+      return `${g.decision} \`${g.covers}\` (${g.tool})`;
+    case "read":
+    case "write":
+      return `${g.decision} ${g.tool} ${g.match === "write" ? "writing" : "reading"} ${g.covers}`;
+    default:
+      return `${g.decision} the MCP tool ${g.covers}`;
+  }
+}
+
+function grantLines(grants: CommandHost["grants"]): string[] {
+  if (grants.length === 0) return ["- Always-answers: none"];
+  return ["- Always-answers (this session only):", ...grants.map((g) => `  - ${grantLine(g)}`)];
+}
 
 export const BUILTIN_COMMANDS: BuiltinCommand[] = [
   {
@@ -60,6 +81,7 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         `- Model: ${r.model}${r.effort !== "auto" ? ` (effort ${r.effort})` : ""}`,
         `- Mode: ${r.mode}${r.goal ? ` — goal: ${r.goal.text} (${r.goal.status}, ${r.goal.turns} turns)` : ""}`,
         `- Permissions: ${r.toolApproval}`,
+        ...grantLines(host.grants),
         `- Usage so far: ${n(u?.rounds)} model rounds, ${n(u?.promptTokens)} prompt tokens (${n(u?.cacheHitTokens)} cache hits, ${n(u?.cacheMissTokens)} misses), ${n(u?.completionTokens)} completion tokens (${n(u?.reasoningTokens)} reasoning)`,
         `- MCP servers: ${host.mcpServers.length ? host.mcpServers.join(", ") : "none"}`,
         `- Inbox: ${host.queuedPrompts} queued prompt${host.queuedPrompts === 1 ? "" : "s"}, ${host.pendingPermissions} pending permission question${host.pendingPermissions === 1 ? "" : "s"}`,

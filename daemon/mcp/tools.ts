@@ -1,7 +1,8 @@
 /**
  * A session's MCP tools in the shape of our own tools, so the runner reports, gates and routes them
- * like any other call. Tools the server marks read-only run like reads; the rest ask as commands
- * do (an "always" answer covers that one tool for the session).
+ * like any other call. Every one asks before its first use unless the preset is danger-full-access:
+ * a server's readOnlyHint is only its own claim, so it picks the kind and the wording of the
+ * question, never whether to ask. An "always" answer covers that one tool of that one server.
  */
 import type { Tool, ToolResult } from "../tools/types.js";
 import { mcpToolName, type McpHub, type McpToolInfo } from "./hub.js";
@@ -13,7 +14,7 @@ function asTool(hub: McpHub, info: McpToolInfo): Tool {
     description: info.description,
     parameters: info.inputSchema.type === "object" ? info.inputSchema : { type: "object", properties: {} },
     kind: info.readOnly ? "read" : "other",
-    prepare(rawArgs, ctx) {
+    prepare(rawArgs) {
       if (rawArgs === null || typeof rawArgs !== "object" || Array.isArray(rawArgs)) {
         return { ok: false, error: `invalid arguments for ${name}: an object is expected` };
       }
@@ -21,10 +22,10 @@ function asTool(hub: McpHub, info: McpToolInfo): Tool {
       return {
         ok: true,
         call: {
-          title: `${info.name} (${info.server})`,
+          title: info.readOnly ? `${info.name} (${info.server}; the server says it only reads)` : `${info.name} (${info.server})`,
           kind: info.readOnly ? "read" : "other",
           locations: [],
-          access: info.readOnly ? { type: "read", paths: [] } : { type: "execute", command: name, cwd: ctx.cwd },
+          access: { type: "mcp", server: info.server, name: info.name, readOnly: info.readOnly },
           async run(runCtx): Promise<ToolResult> {
             try {
               const r = await hub.callTool(info.server, info.name, args, runCtx.signal);

@@ -469,6 +469,7 @@ export class Session {
       queuedPrompts: this.waiting,
       pendingPermissions: this.broker.pending.size,
       mcpServers: this.runtime.mcpStatusLines(),
+      grants: this.tools.memory.grants(),
       models: () => listModels(this.deps.config()).map((m) => m.ref),
       setModel: async (ref) => {
         await setModel(this, ref, undefined);
@@ -511,6 +512,7 @@ export class Session {
       meter: this.meter,
       config: this.deps.config(),
       sequence: ++this.statusSequence,
+      grants: this.tools.memory.grants(),
     });
   }
 

@@ -1,10 +1,12 @@
 /**
  * The `_reasonix.io/session/status` object (schema version 1): state, phase, controls, goal, turn
- * outcome, queued work and usage with its costQuote, built from what a session exposes.
+ * outcome, queued work, the session's permission grants and usage with its costQuote, built from
+ * what a session exposes.
  */
 import type { DaemonConfig } from "../config/config.js";
 import type { SessionMeter } from "./meter.js";
 import type { SessionRecord } from "./types.js";
+import type { GrantView } from "../tools/permissions.js";
 
 export interface StatusView {
   record: SessionRecord;
@@ -14,6 +16,8 @@ export interface StatusView {
   meter: SessionMeter;
   config: DaemonConfig;
   sequence: number;
+  /** The "always" answers of this session (in memory only: a restart forgets them). */
+  grants: GrantView[];
 }
 
 export function statusSnapshot(v: StatusView): Record<string, unknown> {
@@ -42,6 +46,7 @@ export function statusSnapshot(v: StatusView): Record<string, unknown> {
     turnOutcome: outcome ?? null,
     pendingPermissions: v.pendingPermissions,
     inbox: v.inbox,
+    grants: v.grants,
     usage: { turn: v.meter.usageObject(v.config, "turn"), cumulative: v.meter.usageObject(v.config, "cumulative") },
   };
 }

@@ -7,7 +7,7 @@ import { errorText } from "./error-text.js";
 import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { Access, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
-import { needsApproval, type ApprovalMemory, type Preset } from "./permissions.js";
+import { needsApproval, permissionOptions, type ApprovalMemory, type Preset } from "./permissions.js";
 
 export interface ToolCallRequest {
   id: string;
@@ -29,13 +29,6 @@ export interface RunnerHost {
   context(signal: AbortSignal, toolCallId: string): Omit<ToolContext, "toolCallId" | "update">;
 }
 
-const OPTIONS: PermissionOption[] = [
-  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
-  { optionId: "allow_always", name: "Always allow (this session)", kind: "allow_always" },
-  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
-  { optionId: "reject_always", name: "Always reject (this session)", kind: "reject_always" },
-];
-
 function parseArguments(raw: string): unknown {
   if (raw.trim() === "") return {};
   return JSON.parse(raw);
@@ -49,31 +42,34 @@ function describeAccess(access: Access): string {
       return `write ${access.paths.join(", ")}`;
     case "read":
       return `read ${access.paths.join(", ")}`;
+    case "mcp":
+      return `use \`${access.name}\` of MCP server \`${access.server}\``;
     case "none":
       return "run this tool";
   }
 }
 
 async function decide(host: RunnerHost, name: string, call: PreparedCall, toolCallId: string, rawInput: unknown, signal: AbortSignal): Promise<string | undefined> {
-  if (host.mode() === "plan" && (call.access.type === "write" || call.access.type === "execute")) {
+  const changes = call.access.type === "write" || call.access.type === "execute" || (call.access.type === "mcp" && !call.access.readOnly);
+  if (host.mode() === "plan" && changes) {
     return `Plan mode: you may not ${describeAccess(call.access)} yet. Finish the plan (todo_write), then call exit_plan_mode; once the user approves, edits and commands are allowed.`;
   }
   if (!needsApproval(host.preset(), call.access, host.roots)) return undefined;
-  const remembered = host.memory.lookup(name, call.access);
+  const { remembered, scope } = await host.memory.judge(name, call.access);
   if (remembered === "allow") return undefined;
   if (remembered === "reject") return `The user has refused to let you ${describeAccess(call.access)} in this session. Do not retry it; ask the user or choose another approach.`;
   const outcome = await host.askPermission(
     { toolCallId, title: call.title, kind: call.kind, status: "pending", locations: call.locations, rawInput: rawInput as Record<string, unknown> },
-    OPTIONS,
+    permissionOptions(scope),
     signal,
   );
   if (outcome.outcome === "selected") {
     if (outcome.optionId === "allow_once") return undefined;
     if (outcome.optionId === "allow_always") {
-      host.memory.remember(name, call.access, "allow");
+      if (scope) host.memory.remember(scope, "allow");
       return undefined;
     }
-    if (outcome.optionId === "reject_always") host.memory.remember(name, call.access, "reject");
+    if (outcome.optionId === "reject_always" && scope) host.memory.remember(scope, "reject");
     return `The user rejected the request to ${describeAccess(call.access)}. Do not retry it unchanged; ask the user or choose another approach.`;
   }
   return signal.aborted

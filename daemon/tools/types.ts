@@ -12,7 +12,9 @@ export type Access =
   | { type: "none" }
   | { type: "read"; paths: string[] }
   | { type: "write"; paths: string[] }
-  | { type: "execute"; command: string; cwd: string };
+  | { type: "execute"; command: string; cwd: string }
+  /** A tool of an MCP server; `readOnly` is the server's own hint, which never skips a question. */
+  | { type: "mcp"; server: string; name: string; readOnly: boolean };
 
 export interface ToolResult {
   /** What the model reads back. */

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { stopDaemon } from "../support/harness.js";
 import { world } from "./fixture.js";
 
 const select = (optionId: string) => () => ({ outcome: { outcome: "selected", optionId } });
@@ -155,4 +156,107 @@ test("a question dismissed by the editor is a refusal the model reads; session/c
   assert.equal(existsSync(join(workdir, "two.marker")), false);
   const last = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
   assert.equal(last.status, "failed");
+});
+
+const command = (cmd: string) => ({ toolCalls: [{ name: "run_command", arguments: { command: cmd } }] });
+const questions = (agent: { agentRequests: Array<{ method: string; params: any }> }) => agent.agentRequests.filter((r) => r.method === "session/request_permission").map((r) => r.params);
+const alwaysName = (q: { options: Array<{ kind: string; name: string }> }) => q.options.find((o) => o.kind === "allow_always")!.name;
+
+test("an always-grant covers exactly what its option named: a destructive command only itself, a prefix only its words, a compound command every part", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  writeFileSync(join(workdir, "a.log"), "log\n");
+  mkdirSync(join(workdir, "dir"));
+  writeFileSync(join(workdir, "dir", "keep.txt"), "keep\n");
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const lastToolResult = () => model.requests.at(-1)!.body.messages.at(-1).content as string;
+
+  // rm is destructive: "always" names, and grants, that exact command.
+  agent.onPermission = select("allow_always");
+  model.enqueue(command("rm -f a.log"), { content: ["removed"] });
+  await agent.prompt(sessionId, "remove the log");
+  assert.equal(questions(agent).length, 1);
+  assert.equal(alwaysName(questions(agent)[0]!), "Always allow `rm -f a.log` in this session");
+  assert.equal(existsSync(join(workdir, "a.log")), false);
+
+  agent.onPermission = select("reject_once");
+  model.enqueue(command("rm -rf dir"), { content: ["kept"] });
+  await agent.prompt(sessionId, "remove dir");
+  assert.equal(questions(agent).length, 2, "rm -rf dir asks");
+  assert.equal(readFileSync(join(workdir, "dir", "keep.txt"), "utf8"), "keep\n");
+
+  // echo hi is granted by the prefix its option shows.
+  agent.onPermission = select("allow_always");
+  model.enqueue(command("echo hi"), { content: ["said hi"] });
+  await agent.prompt(sessionId, "say hi");
+  assert.equal(questions(agent).length, 3);
+  assert.equal(alwaysName(questions(agent)[2]!), "Always allow `echo hi …` in this session");
+
+  // Joined to an ungranted command it asks, and rejected, nothing of it runs.
+  agent.onPermission = select("reject_once");
+  model.enqueue(command("echo hi && touch marker"), { content: ["not touched"] });
+  await agent.prompt(sessionId, "say hi and touch");
+  assert.equal(questions(agent).length, 4);
+  assert.equal(existsSync(join(workdir, "marker")), false);
+
+  // On its own it asks nothing and runs.
+  agent.onPermission = () => {
+    throw new Error("echo hi is granted");
+  };
+  model.enqueue(command("echo hi"), { content: ["said hi again"] });
+  await agent.prompt(sessionId, "say hi again");
+  assert.equal(questions(agent).length, 4);
+  assert.match(lastToolResult(), /Exit code: 0\nOutput:\nhi/);
+
+  // An option before the subcommand means no prefix: git --version covers only itself.
+  agent.onPermission = select("allow_always");
+  model.enqueue(command("git --version"), { content: ["a version"] });
+  await agent.prompt(sessionId, "git version?");
+  assert.equal(alwaysName(questions(agent)[4]!), "Always allow `git --version` in this session");
+  agent.onPermission = select("reject_once");
+  model.enqueue(command("git -c core.sshCommand=x push --force"), { content: ["not pushed"] });
+  await agent.prompt(sessionId, "push");
+  assert.equal(questions(agent).length, 6, "git -c … push asks");
+  assert.match(lastToolResult(), /rejected/);
+
+  // /status and the status object list what each grant covers.
+  await agent.prompt(sessionId, "/status");
+  const text = agent.textOf(sessionId);
+  assert.match(text, /allow `rm -f a\.log` exactly \(run_command\)/);
+  assert.match(text, /allow `echo hi …` \(run_command\)/);
+  assert.match(text, /allow `git --version` exactly \(run_command\)/);
+  const status = await agent.rpc.request("_reasonix.io/session/status", { sessionId });
+  assert.deepEqual(status.grants, [
+    { decision: "allow", tool: "run_command", match: "exact", covers: "rm -f a.log" },
+    { decision: "allow", tool: "run_command", match: "prefix", covers: "echo hi …" },
+    { decision: "allow", tool: "run_command", match: "exact", covers: "git --version" },
+  ]);
+});
+
+test("grants belong to one session and are never stored: another session asks, and so does the same one after a daemon restart", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t);
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.onPermission = select("allow_always");
+  model.enqueue(command("echo hi"), command("echo hi"), { content: ["twice"] });
+  await agent.prompt(sessionId, "say hi twice");
+  assert.equal(questions(agent).length, 1);
+
+  const other = (await agent.newSession(workdir)).sessionId;
+  agent.onPermission = select("allow_once");
+  model.enqueue(command("echo hi"), { content: ["once"] });
+  await agent.prompt(other, "say hi");
+  assert.equal(questions(agent).length, 2);
+  assert.equal(questions(agent)[1]!.sessionId, other);
+  assert.deepEqual((await agent.rpc.request("_reasonix.io/session/status", { sessionId: other })).grants, []);
+
+  await agent.closeStdin();
+  await stopDaemon(home.dir);
+  const next = spawn();
+  await next.initialize();
+  await next.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
+  assert.deepEqual((await next.rpc.request("_reasonix.io/session/status", { sessionId })).grants, []);
+  model.enqueue(command("echo hi"), { content: ["asked again"] });
+  await next.prompt(sessionId, "say hi after the restart");
+  assert.equal(questions(next).length, 1);
 });

@@ -1,6 +1,6 @@
 /**
- * An MCP server over Streamable HTTP, built with the MCP SDK, for end-to-end tests: a tool, a
- * prompt, and a record of the headers each request carried.
+ * An MCP server over Streamable HTTP, built with the MCP SDK, for end-to-end tests: tools (one
+ * annotated read-only), a prompt, and a record of the headers each request carried.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -15,6 +15,9 @@ function build(): McpServer {
   server.registerTool("fail", { description: "Always fails.", inputSchema: {} }, async () => ({
     content: [{ type: "text", text: "the calculator is on fire" }],
     isError: true,
+  }));
+  server.registerTool("peek", { description: "Shows the calculator's display.", inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
+    content: [{ type: "text", text: "display: 42" }],
   }));
   server.registerPrompt("review", { description: "Review a file", argsSchema: { file: z.string(), focus: z.string().optional() } }, ({ file, focus }) => ({
     messages: [{ role: "user", content: { type: "text", text: `Review ${file} carefully${focus ? `, focusing on ${focus}` : ""}.` } }],
