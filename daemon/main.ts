@@ -7,7 +7,7 @@ import { resolvePaths, type Paths } from "../shared/paths.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 import { currentBuild } from "../shared/build.js";
 import { readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
-import { createLogger, type Logger } from "./log.js";
+import { createLogger, type Logger } from "./log/log.js";
 import { Store } from "./store/store.js";
 import { scanStore } from "./store/integrity.js";
 import { asStartupError, classifyStoreError, clearStartError, loadConfig, prepareFolders, recordStartError, StartupError, tellLauncher } from "./startup.js";

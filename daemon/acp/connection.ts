@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { JsonRpcPeer, RpcError, type RequestContext } from "../../shared/jsonrpc.js";
 import type { ClientCapabilities } from "../../shared/acp-schemas.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../log/log.js";
 import type { ClientCaps, ClientPort, SessionUpdate } from "../sessions/types.js";
 import type { AcpServices } from "./context.js";
 import { toRpcError } from "./errors.js";

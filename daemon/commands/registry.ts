@@ -8,8 +8,18 @@ import type { AvailableCommand } from "@agentclientprotocol/sdk";
 import { BUILTIN_COMMANDS, type BuiltinCommand } from "./builtin.js";
 import { expandTemplate, loadCustomCommands, parseSlash, splitArgs, type CustomCommand } from "./custom.js";
 import type { McpPromptInfo } from "../mcp/hub.js";
-import { pluginCommands } from "../plugins/actions.js";
-import type { Plugin } from "../plugins/manifest.js";
+
+/**
+ * A plugin action as a slash command (`/<plugin>:<action>`). Plugins build these; the registry only
+ * lists and resolves them, so commands/ never imports plugins/.
+ */
+export interface PluginCommand {
+  name: string;
+  description: string;
+  hint?: string;
+  /** A prompt action's template: it expands to the model instead of running anything. */
+  prompt?: string;
+}
 
 export type Resolved =
   | { kind: "local"; command: BuiltinCommand; args: string }
@@ -25,11 +35,11 @@ export function commandDirs(configDir: string, cwd: string): string[] {
 export class CommandSet {
   private constructor(
     private readonly custom: CustomCommand[],
-    private readonly plugins: readonly Plugin[],
+    private readonly plugins: readonly PluginCommand[],
     private readonly prompts: readonly McpPromptInfo[],
   ) {}
 
-  static async load(dirs: string[], plugins: readonly Plugin[], prompts: readonly McpPromptInfo[] = []): Promise<CommandSet> {
+  static async load(dirs: string[], plugins: readonly PluginCommand[], prompts: readonly McpPromptInfo[] = []): Promise<CommandSet> {
     const custom = (await loadCustomCommands(dirs)).filter((c) => !BUILTIN_COMMANDS.some((b) => b.name === c.name));
     return new CommandSet(custom, plugins, prompts);
   }
@@ -38,7 +48,7 @@ export class CommandSet {
     return [
       ...BUILTIN_COMMANDS.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
       ...this.custom.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
-      ...pluginCommands(this.plugins)
+      ...this.plugins
         .filter((p) => !this.custom.some((c) => c.name === p.name))
         .map((p) => ({ name: p.name, description: p.description, ...(p.hint ? { input: { hint: p.hint } } : {}) })),
       ...this.prompts.map((p) => ({ name: `${p.server}:${p.name}`, description: p.description, ...(p.args.length ? { input: { hint: p.args.map((a) => `<${a}>`).join(" ") } } : {}) })),
@@ -58,7 +68,7 @@ export class CommandSet {
     const custom = this.custom.find((c) => c.name === slash.name);
     if (custom) return { kind: "template", name: custom.name, text: expandTemplate(custom.body, slash.args) };
     const [pluginName, actionName] = slash.name.split(":");
-    const action = this.plugins.find((p) => p.name === pluginName)?.actions.find((a) => a.name === actionName);
+    const action = this.plugins.find((p) => p.name === slash.name);
     if (action?.prompt !== undefined) return { kind: "template", name: slash.name, text: expandTemplate(action.prompt, slash.args) };
     if (action) return { kind: "plugin", name: slash.name, args: slash.args };
     const prompt = this.prompts.find((p) => p.server === pluginName && p.name === actionName);

@@ -5,7 +5,7 @@
  * fatal: the session and the other servers go on. The SDK loads on first use.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../log/log.js";
 import type { McpServer } from "../../shared/acp-schemas.js";
 
 export interface McpToolInfo {

@@ -28,14 +28,14 @@ const deployActions = [
   { name: "check", run: [node, "check.js"], timeoutSeconds: 10 },
 ];
 
-test("plugin commands are sorted, described and hinted", async () => {
+test("plugin commands are sorted, described and hinted; a prompt action carries its template", async () => {
   const plugins = await plugin("deploy", deployActions);
   assert.deepEqual(pluginCommands(plugins), [
     { name: "deploy:check", description: "Run the deploy check action", hint: "arguments" },
     { name: "deploy:confirm", description: "Run the deploy confirm action", hint: "arguments" },
     { name: "deploy:notes", description: "Release notes card", hint: "arguments" },
-    { name: "deploy:plain", description: "Run the deploy plain action" },
-    { name: "deploy:review", description: "Ask the model to review", hint: "arguments" },
+    { name: "deploy:plain", description: "Run the deploy plain action", prompt: "Summarise the last deploy" },
+    { name: "deploy:review", description: "Ask the model to review", hint: "arguments", prompt: "Review the deploy config for $ARGUMENTS" },
     { name: "deploy:static", description: "Run the deploy static action" },
     { name: "deploy:status", description: "Show deployment status", hint: "[service]" },
   ]);

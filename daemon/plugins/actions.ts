@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { expandTemplate, splitArgs } from "../commands/custom.js";
+import type { PluginCommand } from "../commands/registry.js";
 import { formatIssues, Surface, type Plugin, type PluginAction, type StatusSurface } from "./manifest.js";
 
 export type ActionResult = { kind: "surface"; surface: Surface } | { kind: "prompt"; text: string } | undefined;
@@ -44,12 +45,17 @@ function takesArguments(action: PluginAction): boolean {
   return action.run !== undefined || strings([action.surface, action.prompt]).some(usesArguments);
 }
 
-export function pluginCommands(plugins: readonly Plugin[]): Array<{ name: string; description: string; hint?: string }> {
-  const out: Array<{ name: string; description: string; hint?: string }> = [];
+export function pluginCommands(plugins: readonly Plugin[]): PluginCommand[] {
+  const out: PluginCommand[] = [];
   for (const p of plugins) {
     for (const a of p.actions) {
       const hint = a.hint ?? (takesArguments(a) ? "arguments" : undefined);
-      out.push({ name: `${p.name}:${a.name}`, description: a.description ?? `Run the ${p.name} ${a.name} action`, ...(hint ? { hint } : {}) });
+      out.push({
+        name: `${p.name}:${a.name}`,
+        description: a.description ?? `Run the ${p.name} ${a.name} action`,
+        ...(hint ? { hint } : {}),
+        ...(a.prompt !== undefined ? { prompt: a.prompt } : {}),
+      });
     }
   }
   return out.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));

@@ -4,7 +4,7 @@
  * reload asked for during a turn runs once the session is idle.
  */
 import { RpcError } from "../../shared/jsonrpc.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../log/log.js";
 import type { Inbox, InboxItem, Intent } from "../inbox/inbox.js";
 import type { Session } from "./session.js";
 

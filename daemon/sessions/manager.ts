@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { RpcError } from "../../shared/jsonrpc.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../log/log.js";
 import { keys, StoreDamagedError, type Store } from "../store/store.js";
 import { Session, type SessionDeps } from "./session.js";
 import { Inbox, inboxKeys } from "../inbox/inbox.js";

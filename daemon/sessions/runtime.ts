@@ -7,9 +7,10 @@ import { join } from "node:path";
 import type { AvailableCommand } from "@agentclientprotocol/sdk";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { McpServer } from "../../shared/acp-schemas.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../log/log.js";
 import { CommandSet, commandDirs, type Resolved } from "../commands/registry.js";
 import { loadPlugins, type Plugin } from "../plugins/manifest.js";
+import { pluginCommands } from "../plugins/actions.js";
 import { McpHub } from "../mcp/hub.js";
 import { mcpTools } from "../mcp/tools.js";
 import type { SessionTools } from "./session-tools.js";
@@ -85,7 +86,7 @@ export class SessionRuntime {
       for (const e of errors) this.host.log.warn({ error: e }, "plugin skipped");
       this.pluginList = plugins;
     }
-    const next = await CommandSet.load(commandDirs(this.host.configDir, this.host.cwd), this.pluginList, this.hub.prompts());
+    const next = await CommandSet.load(commandDirs(this.host.configDir, this.host.cwd), pluginCommands(this.pluginList), this.hub.prompts());
     const changed = this.commands !== undefined && !next.sameAs(this.commands);
     this.commands = next;
     if (changed) for (const port of this.host.attachments()) this.sendCommands(port);
@@ -120,7 +121,7 @@ export class SessionRuntime {
     }
     this.host.tools.setExtra(mcpTools(this.hub));
     this.toolsSettled = true;
-    this.commands = await CommandSet.load(commandDirs(this.host.configDir, this.host.cwd), plugins, this.hub.prompts());
+    this.commands = await CommandSet.load(commandDirs(this.host.configDir, this.host.cwd), pluginCommands(plugins), this.hub.prompts());
     this.pluginList = plugins;
     for (const port of this.host.attachments()) this.sendCommands(port);
   }

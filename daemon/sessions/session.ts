@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { ContentBlock } from "../../shared/acp-schemas.js";
 import type { ContentBlock as AcpContentBlock } from "@agentclientprotocol/sdk";
-import type { Logger } from "../log.js";
+import type { Logger } from "../log/log.js";
 import type { Store } from "../store/store.js";
 import { runTurn } from "../agent/turn.js";
 import { systemPrompt } from "../agent/system-prompt.js";

@@ -19,7 +19,7 @@
 import { readFileSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import { Level } from "level";
-import type { Logger } from "../log.js";
+import type { Logger } from "../log/log.js";
 import { checkedJson, DAMAGED, encodeValue } from "./codec.js";
 import { describeWriteFailure, StoreDamagedError, StoreWriteError } from "./errors.js";
 
