@@ -6,24 +6,20 @@ import { randomUUID } from "node:crypto";
 import { JsonRpcPeer, RpcError, type RequestContext } from "../../shared/jsonrpc.js";
 import type { ClientCapabilities } from "../../shared/acp-schemas.js";
 import type { Logger } from "../log/log.js";
-import type { ClientCaps, ClientPort, SessionUpdate } from "../sessions/types.js";
-import type { AcpServices } from "./context.js";
+import type { ClientCaps, SessionUpdate } from "../sessions/types.js";
+import type { AcpServices, AcpWindow, ConnectionInfo } from "./context.js";
+export type { ConnectionInfo } from "./context.js";
 import { toRpcError } from "./errors.js";
 import { notificationMethods, requestMethods } from "./methods.js";
 import { checkShape } from "./shape.js";
 
-export interface ConnectionInfo {
-  env: Record<string, string | undefined>;
-  model: string | undefined;
-  shimPid: number | undefined;
-}
 
 const isVendorMethod = (method: string): boolean => method.startsWith("_reasonix.io/");
 
 /** Requests one window may have the daemon work on at once; more wait, and the socket stops being read. */
 export const MAX_IN_FLIGHT = 64;
 
-export class AcpConnection implements ClientPort {
+export class AcpConnection implements AcpWindow {
   readonly connectionId = randomUUID();
   capabilities: ClientCaps = { readTextFile: false, writeTextFile: false, terminal: false, extensionSurface: false, vendor: false };
   clientCapabilities: ClientCapabilities | undefined;

@@ -2,6 +2,8 @@ import type { Paths } from "../../shared/paths.js";
 import type { DaemonConfig } from "../config/config.js";
 import type { Logger } from "../log/log.js";
 import type { SessionManager } from "../sessions/manager.js";
+import type { ClientCapabilities } from "../../shared/acp-schemas.js";
+import type { ClientCaps, ClientPort } from "../sessions/types.js";
 
 /** The daemon services every ACP handler may use. */
 export interface AcpServices {
@@ -10,4 +12,25 @@ export interface AcpServices {
   paths: Paths;
   log: Logger;
   version: string;
+}
+
+/** What the shim told the daemon about its window at the upgrade. */
+export interface ConnectionInfo {
+  env: Record<string, string | undefined>;
+  model: string | undefined;
+  shimPid: number | undefined;
+}
+
+/**
+ * One editor window as the method handlers see it: the port sessions reach it through, plus what
+ * initialize negotiated. Handlers depend on this, not on the connection class that implements it,
+ * so the method table and the connection do not import each other.
+ */
+export interface AcpWindow extends ClientPort {
+  readonly services: AcpServices;
+  readonly info: ConnectionInfo;
+  readonly log: Logger;
+  capabilities: ClientCaps;
+  clientCapabilities: ClientCapabilities | undefined;
+  lastActive: number;
 }

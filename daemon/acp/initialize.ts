@@ -1,8 +1,8 @@
 import type { InitializeResponse } from "@agentclientprotocol/sdk";
+import type { AcpWindow } from "./context.js";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { z } from "zod";
 import type { AuthenticateRequest, InitializeRequest } from "../../shared/acp-schemas.js";
-import type { AcpConnection } from "./connection.js";
 import { toClientCaps } from "./client-caps.js";
 import { reasonixCapabilities } from "./reasonix-ext.js";
 
@@ -10,7 +10,7 @@ import { reasonixCapabilities } from "./reasonix-ext.js";
 export const PROTOCOL_VERSION = 1;
 export const SETUP_AUTH_METHOD_ID = "reasonix-setup";
 
-export function initialize(params: z.output<typeof InitializeRequest>, conn: AcpConnection): InitializeResponse {
+export function initialize(params: z.output<typeof InitializeRequest>, conn: AcpWindow): InitializeResponse {
   conn.clientCapabilities = params.clientCapabilities ?? undefined;
   conn.capabilities = toClientCaps(params.clientCapabilities);
   const terminalAuth = params.clientCapabilities?.auth?.terminal === true;

@@ -2,10 +2,10 @@
  * The method table: every ACP method this agent answers, its params schema and its handler.
  * A method not listed here is -32601 (requests) or ignored (notifications).
  */
+import type { AcpWindow } from "./context.js";
 import type { z } from "zod";
 import type { RequestContext } from "../../shared/jsonrpc.js";
 import * as schema from "../../shared/acp-schemas.js";
-import type { AcpConnection } from "./connection.js";
 import { authenticate, initialize } from "./initialize.js";
 import { closeSession, deleteSession, listSessions, loadSession, newSession, resumeSession } from "./session-lifecycle.js";
 import { cancel, prompt } from "./session-prompt.js";
@@ -14,12 +14,12 @@ import * as ext from "./reasonix-ext.js";
 
 export interface RequestSpec<S extends z.ZodType = z.ZodType> {
   params: S;
-  handler(params: z.output<S>, conn: AcpConnection, ctx: RequestContext): unknown;
+  handler(params: z.output<S>, conn: AcpWindow, ctx: RequestContext): unknown;
 }
 
 export interface NotificationSpec<S extends z.ZodType = z.ZodType> {
   params: S;
-  handler(params: z.output<S>, conn: AcpConnection): void;
+  handler(params: z.output<S>, conn: AcpWindow): void;
 }
 
 const request = <S extends z.ZodType>(params: S, handler: RequestSpec<S>["handler"]): RequestSpec =>

@@ -3,12 +3,12 @@
  * session status. Clients find the method names under `agentCapabilities._meta["reasonix.io"]`;
  * errors follow the specification: an unknown session is -32602 here, inbox refusals are -32600.
  */
+import type { AcpWindow } from "./context.js";
 import { z } from "zod";
 import { ErrorCode, RpcError } from "../../shared/jsonrpc.js";
 import { ContentBlock } from "../../shared/acp-schemas.js";
 import type { Session } from "../sessions/session.js";
 import { promptToText } from "../sessions/prompt-text.js";
-import type { AcpConnection } from "./connection.js";
 import { STATUS_UPDATE_METHOD } from "../sessions/meter.js";
 import { FORM_REQUEST, SURFACE_NOTIFICATION } from "../sessions/surfaces.js";
 
@@ -48,7 +48,7 @@ const sid = z.string().min(1, "sessionId must not be empty");
 const itemId = z.string().min(1, "itemId must not be empty");
 
 /** Vendor methods name an unknown session -32602, as the specification's table says. */
-async function sessionFor(conn: AcpConnection, sessionId: string): Promise<Session> {
+async function sessionFor(conn: AcpWindow, sessionId: string): Promise<Session> {
   try {
     return await conn.services.sessions.get(sessionId);
   } catch (err) {
@@ -59,7 +59,7 @@ async function sessionFor(conn: AcpConnection, sessionId: string): Promise<Sessi
 
 export const SteerRequest = z.object({ sessionId: sid, prompt: z.array(ContentBlock) }).passthrough();
 
-export async function steer(params: z.output<typeof SteerRequest>, conn: AcpConnection): Promise<{ itemId: string; disposition: string }> {
+export async function steer(params: z.output<typeof SteerRequest>, conn: AcpWindow): Promise<{ itemId: string; disposition: string }> {
   const session = await sessionFor(conn, params.sessionId);
   conn.lastActive = Date.now();
   const text = promptToText(params.prompt);
@@ -72,7 +72,7 @@ export const EnqueueRequest = z
   .object({ sessionId: sid, text: z.string(), intent: z.enum(["followup", "steer"]).default("followup"), idempotencyKey: z.string().min(1).max(200).optional() })
   .passthrough();
 
-export async function inboxEnqueue(params: z.output<typeof EnqueueRequest>, conn: AcpConnection): Promise<object> {
+export async function inboxEnqueue(params: z.output<typeof EnqueueRequest>, conn: AcpWindow): Promise<object> {
   const session = await sessionFor(conn, params.sessionId);
   const { item, disposition, idempotent } = await session.driver.enqueue(params.text, params.intent, params.idempotencyKey);
   return { itemId: item.id, disposition, position: session.inbox.position(item.id), paused: session.inbox.paused, idempotent };
@@ -84,39 +84,39 @@ export const UpdateRequest = z.object({ sessionId: sid, itemId, text: z.string()
 export const MoveRequest = z.object({ sessionId: sid, itemId, toIndex: z.number().int() }).passthrough();
 export const PausedRequest = z.object({ sessionId: sid, paused: z.boolean() }).passthrough();
 
-export async function inboxList(params: z.output<typeof SessionOnly>, conn: AcpConnection): Promise<object> {
+export async function inboxList(params: z.output<typeof SessionOnly>, conn: AcpWindow): Promise<object> {
   return (await sessionFor(conn, params.sessionId)).inbox.snapshot();
 }
 
-export async function inboxGet(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
+export async function inboxGet(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
   const inbox = (await sessionFor(conn, params.sessionId)).inbox;
   const item = inbox.item(params.itemId);
   return { meta: inbox.meta(item), envelope: { text: item.text, intent: item.intent, source: item.source, ...(item.idempotencyKey ? { idempotencyKey: item.idempotencyKey } : {}) } };
 }
 
-export async function inboxUpdate(params: z.output<typeof UpdateRequest>, conn: AcpConnection): Promise<object> {
+export async function inboxUpdate(params: z.output<typeof UpdateRequest>, conn: AcpWindow): Promise<object> {
   const inbox = (await sessionFor(conn, params.sessionId)).inbox;
   return inbox.meta(await inbox.update(params.itemId, params.text));
 }
 
-export async function inboxDelete(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
+export async function inboxDelete(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
   await (await sessionFor(conn, params.sessionId)).inbox.delete(params.itemId);
   return { ok: true };
 }
 
-export async function inboxMove(params: z.output<typeof MoveRequest>, conn: AcpConnection): Promise<object> {
+export async function inboxMove(params: z.output<typeof MoveRequest>, conn: AcpWindow): Promise<object> {
   await (await sessionFor(conn, params.sessionId)).inbox.move(params.itemId, params.toIndex);
   return { ok: true };
 }
 
-export async function inboxSetPaused(params: z.output<typeof PausedRequest>, conn: AcpConnection): Promise<object> {
+export async function inboxSetPaused(params: z.output<typeof PausedRequest>, conn: AcpWindow): Promise<object> {
   const session = await sessionFor(conn, params.sessionId);
   await session.inbox.setPaused(params.paused);
   if (!params.paused) queueMicrotask(() => void session.driver.pump());
   return { paused: session.inbox.paused };
 }
 
-export async function inboxRetry(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
+export async function inboxRetry(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
   const session = await sessionFor(conn, params.sessionId);
   await session.inbox.retry(params.itemId);
   queueMicrotask(() => void session.driver.pump());
@@ -124,18 +124,18 @@ export async function inboxRetry(params: z.output<typeof ItemRequest>, conn: Acp
 }
 
 /** Items hold plain text with no frozen references, so a refresh only confirms the item is pending. */
-export async function inboxRefresh(params: z.output<typeof ItemRequest>, conn: AcpConnection): Promise<object> {
+export async function inboxRefresh(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
   const inbox = (await sessionFor(conn, params.sessionId)).inbox;
   const item = inbox.item(params.itemId);
   if (!["queued", "blocked", "uncertain"].includes(item.state)) throw RpcError.of("InboxRefused", `inbox item ${item.id} is ${item.state}; only pending items can be refreshed`);
   return { ok: true };
 }
 
-export async function reloadExtensions(params: z.output<typeof SessionOnly>, conn: AcpConnection): Promise<object> {
+export async function reloadExtensions(params: z.output<typeof SessionOnly>, conn: AcpWindow): Promise<object> {
   const session = await sessionFor(conn, params.sessionId);
   return session.driver.reload(() => session.reloadRuntime());
 }
 
-export async function sessionStatus(params: z.output<typeof SessionOnly>, conn: AcpConnection): Promise<object> {
+export async function sessionStatus(params: z.output<typeof SessionOnly>, conn: AcpWindow): Promise<object> {
   return (await sessionFor(conn, params.sessionId)).statusSnapshot();
 }

@@ -10,8 +10,7 @@ import type { SetConfigOptionRequest, SetModeRequest } from "../../shared/acp-sc
 import { configOptions, modeState } from "../sessions/controls.js";
 import { setEffort, setMode as applyMode, setModel as applyModel, setToolApproval } from "../sessions/settings.js";
 import type { Session } from "../sessions/session.js";
-import type { AcpConnection } from "./connection.js";
-import type { AcpServices } from "./context.js";
+import type { AcpServices, AcpWindow } from "./context.js";
 
 export function sessionControls(session: Session, services: AcpServices) {
   return { modes: modeState(session.record), configOptions: configOptions(session.record, services.config()) };
@@ -35,7 +34,7 @@ const LEGACY_SELECTOR_VALUES = new Set(["off", "none", "light", "economy", "bala
 const DEPRECATED_NOTICE =
   "Execution modes are retired: every request runs with adaptive standard execution. This selector is accepted for compatibility and changes nothing.";
 
-export async function setMode(params: z.output<typeof SetModeRequest>, conn: AcpConnection): Promise<Record<string, never>> {
+export async function setMode(params: z.output<typeof SetModeRequest>, conn: AcpWindow): Promise<Record<string, never>> {
   const session = conn.services.sessions.requireLive(params.sessionId);
   conn.lastActive = Date.now();
   // Legacy mode ids: `default` is normal + read-only, `auto` is normal + workspace-write.
@@ -50,7 +49,7 @@ export async function setMode(params: z.output<typeof SetModeRequest>, conn: Acp
 
 export async function setConfigOption(
   params: z.output<typeof SetConfigOptionRequest>,
-  conn: AcpConnection,
+  conn: AcpWindow,
 ): Promise<{ configOptions: SessionConfigOption[]; deprecatedNotice?: string; _meta?: Record<string, unknown> }> {
   const session = conn.services.sessions.requireLive(params.sessionId);
   conn.lastActive = Date.now();
@@ -84,7 +83,7 @@ export async function setConfigOption(
 
 export const SetModelRequest = z.object({ sessionId: z.string().min(1), modelId: z.string().min(1) }).passthrough();
 
-export async function setModel(params: z.output<typeof SetModelRequest>, conn: AcpConnection): Promise<Record<string, never>> {
+export async function setModel(params: z.output<typeof SetModelRequest>, conn: AcpWindow): Promise<Record<string, never>> {
   const session = conn.services.sessions.requireLive(params.sessionId);
   await applyModel(session, params.modelId, undefined);
   return {};

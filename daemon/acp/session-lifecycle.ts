@@ -2,6 +2,7 @@
  * session/new, load, resume, list, close, delete. A connection attaches to a session; the session
  * itself belongs to the daemon and outlives the connection.
  */
+import type { AcpWindow } from "./context.js";
 import type { ListSessionsResponse, LoadSessionResponse, NewSessionResponse } from "@agentclientprotocol/sdk";
 import type { z } from "zod";
 import { ResultThen, RpcError } from "../../shared/jsonrpc.js";
@@ -14,7 +15,6 @@ import type {
 } from "../../shared/acp-schemas.js";
 import { resolveModelRef } from "../provider/registry.js";
 import type { Session } from "../sessions/session.js";
-import type { AcpConnection } from "./connection.js";
 import { sessionControls } from "./session-config.js";
 
 /**
@@ -22,11 +22,11 @@ import { sessionControls } from "./session-config.js";
  * the session; after load it is the last update before the answer, so nothing of a loaded session
  * arrives after the reply until something new happens (acp-tck ACP-LOAD-002).
  */
-function sendAvailableCommands(session: Session, conn: AcpConnection): void {
+function sendAvailableCommands(session: Session, conn: AcpWindow): void {
   session.sendCommands(conn);
 }
 
-function startupModel(conn: AcpConnection): string {
+function startupModel(conn: AcpWindow): string {
   const config = conn.services.config();
   if (conn.info.model) {
     const choice = resolveModelRef(config, conn.info.model);
@@ -40,7 +40,7 @@ function startupModel(conn: AcpConnection): string {
   return resolveModelRef(config, config.defaultModel)?.ref ?? config.defaultModel;
 }
 
-export async function newSession(params: z.output<typeof NewSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
+export async function newSession(params: z.output<typeof NewSessionRequest>, conn: AcpWindow): Promise<ResultThen> {
   const session = await conn.services.sessions.create({
     cwd: params.cwd,
     additionalDirectories: params.additionalDirectories,
@@ -55,7 +55,7 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
   return new ResultThen(result, () => sendAvailableCommands(session, conn));
 }
 
-export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpConnection): Promise<LoadSessionResponse> {
+export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpWindow): Promise<LoadSessionResponse> {
   const session = await conn.services.sessions.get(params.sessionId);
   session.adoptWindow(conn);
   // A window that loads again gets the whole history again, once.
@@ -68,7 +68,7 @@ export async function loadSession(params: z.output<typeof LoadSessionRequest>, c
   return sessionControls(session, conn.services) satisfies LoadSessionResponse;
 }
 
-export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpConnection): Promise<ResultThen> {
+export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpWindow): Promise<ResultThen> {
   const session = await conn.services.sessions.get(params.sessionId);
   session.adoptWindow(conn);
   session.connectMcp(params.mcpServers);
@@ -79,16 +79,16 @@ export async function resumeSession(params: z.output<typeof ResumeSessionRequest
   return new ResultThen(result, () => sendAvailableCommands(session, conn));
 }
 
-export function listSessions(params: z.output<typeof ListSessionsRequest>, conn: AcpConnection): Promise<ListSessionsResponse> {
+export function listSessions(params: z.output<typeof ListSessionsRequest>, conn: AcpWindow): Promise<ListSessionsResponse> {
   return conn.services.sessions.list(params.cwd ?? undefined, params.cursor ?? undefined);
 }
 
-export async function closeSession(params: z.output<typeof SessionIdRequest>, conn: AcpConnection): Promise<Record<string, never>> {
+export async function closeSession(params: z.output<typeof SessionIdRequest>, conn: AcpWindow): Promise<Record<string, never>> {
   await conn.services.sessions.close(params.sessionId, conn);
   return {};
 }
 
-export async function deleteSession(params: z.output<typeof SessionIdRequest>, conn: AcpConnection): Promise<Record<string, never>> {
+export async function deleteSession(params: z.output<typeof SessionIdRequest>, conn: AcpWindow): Promise<Record<string, never>> {
   await conn.services.sessions.delete(params.sessionId);
   return {};
 }

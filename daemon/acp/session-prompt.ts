@@ -1,9 +1,9 @@
 import type { PromptResponse } from "@agentclientprotocol/sdk";
+import type { AcpWindow } from "./context.js";
 import type { z } from "zod";
 import type { PromptRequest, SessionIdRequest } from "../../shared/acp-schemas.js";
-import type { AcpConnection } from "./connection.js";
 
-export async function prompt(params: z.output<typeof PromptRequest>, conn: AcpConnection): Promise<PromptResponse> {
+export async function prompt(params: z.output<typeof PromptRequest>, conn: AcpWindow): Promise<PromptResponse> {
   const session = await conn.services.sessions.get(params.sessionId);
   // A window that prompts a session it has not attached to (a reconnected shim) attaches now.
   session.attach(conn);
@@ -13,7 +13,7 @@ export async function prompt(params: z.output<typeof PromptRequest>, conn: AcpCo
 }
 
 /** A notification: unknown sessions are ignored, as no answer can be given. */
-export function cancel(params: z.output<typeof SessionIdRequest>, conn: AcpConnection): void {
+export function cancel(params: z.output<typeof SessionIdRequest>, conn: AcpWindow): void {
   conn.lastActive = Date.now();
   conn.services.sessions.liveSessions().find((s) => s.id === params.sessionId)?.cancel();
 }
