@@ -145,7 +145,7 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     build: BUILD_ID,
     draining: false,
     connections: 0,
-    idle: () => sessions.liveSessions().every((s) => !s.busy && s.broker.pending.size === 0),
+    idle: () => sessions.liveSessions().every((s) => s.isIdle()),
     requestShutdown: (reason) => {
       shuttingDown ??= shutdown(reason);
     },

@@ -19,7 +19,7 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
   });
 
   app.get("/status", async () => {
-    const live = state.services.sessions.liveSessions();
+    const live = state.services.sessions.liveSessions().map((s) => s.operatorStatus());
     const stored = (await state.store.range(keys.sessionPrefix)).length;
     return {
       version: state.services.version,
@@ -34,21 +34,10 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
       sessions: { live: live.length, stored },
       runningTurns: live.filter((s) => s.running).length,
       queuedPrompts: live.reduce((n, s) => n + s.queuedPrompts, 0),
-      pendingPermissions: live.reduce((n, s) => n + s.broker.pending.size, 0),
-      inboxDepth: live.reduce((n, s) => n + s.inbox.depth(), 0),
+      pendingPermissions: live.reduce((n, s) => n + s.pendingPermissions.length, 0),
+      inboxDepth: live.reduce((n, s) => n + s.inbox.depth, 0),
       store: state.store.health(),
-      liveSessions: live.map((s) => ({
-        sessionId: s.id,
-        cwd: s.record.cwd,
-        title: s.record.title ?? null,
-        status: s.record.status,
-        attachments: s.attachments.size,
-        model: s.record.model,
-        running: s.running,
-        queuedPrompts: s.queuedPrompts,
-        pendingPermissions: [...s.broker.pending.values()],
-        inbox: { depth: s.inbox.depth(), paused: s.inbox.paused },
-      })),
+      liveSessions: live,
     };
   });
 

@@ -6,7 +6,14 @@
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log/log.js";
 import type { Inbox, InboxItem, Intent } from "../inbox/inbox.js";
-import type { Session } from "./session.js";
+import type { StopReason } from "./types.js";
+
+/** What the driver needs of its session (the Session implements it). */
+export interface DriverHost {
+  readonly acceptsSteers: boolean;
+  readonly busy: boolean;
+  runFollowup(item: InboxItem): Promise<StopReason>;
+}
 
 export type Disposition = "started" | "steer_accepted" | "queued_followup";
 
@@ -17,7 +24,7 @@ export class InboxDriver {
   private reloadQueued: (() => Promise<void>) | undefined;
 
   constructor(
-    private readonly session: Session,
+    private readonly session: DriverHost,
     private readonly inbox: Inbox,
     private readonly log: Logger,
   ) {}

@@ -45,19 +45,35 @@ export class SessionManager {
 
   /** Turns persisted as running belonged to a daemon that died: mark them interrupted, visibly. */
   async recover(): Promise<void> {
-    await ensureListIndex(this.store);
+    // Damage found here is recorded (the store notes it) and named again when a session that has
+    // it loads; it must not keep every other session from being served.
+    const tolerate = async (what: string, step: () => Promise<void>): Promise<void> => {
+      try {
+        await step();
+      } catch (err) {
+        if (!(err instanceof StoreDamagedError)) throw err;
+        this.log.error({ err: err.message }, `recovery: ${what} skipped over damage`);
+      }
+    };
+    await tolerate("the session list index", () => ensureListIndex(this.store));
     // Inboxes first: whatever was admitted when the old daemon died becomes uncertain, never re-run.
-    for (const { key } of await this.store.range(inboxKeys.headPrefix)) {
-      const inbox = await Inbox.open(this.store, key.slice(inboxKeys.headPrefix.length));
-      await inbox.recover();
-    }
-    const records = await this.store.range<SessionRecord>(keys.sessionPrefix);
-    for (const { value: record } of records) {
-      if (record.status !== "running") continue;
-      // Loading marks the turn interrupted; the session goes live again when a window attaches.
-      await this.get(record.id);
-      this.live.delete(record.id);
-    }
+    await tolerate("inboxes", async () => {
+      for (const { key } of await this.store.range(inboxKeys.headPrefix)) {
+        await tolerate(`inbox ${key}`, async () => (await Inbox.open(this.store, key.slice(inboxKeys.headPrefix.length))).recover());
+      }
+    });
+    await tolerate("interrupted turns", async () => {
+      for (const { value: record } of await this.store.range<SessionRecord>(keys.sessionPrefix)) {
+        if (record.status !== "running") continue;
+        // Loading marks the turn interrupted; the session goes live again when a window attaches.
+        await tolerate(`session ${record.id}`, async () => {
+          await this.get(record.id).catch((err: unknown) => {
+            throw err instanceof RpcError ? new StoreDamagedError(this.store.dir, err.message) : err;
+          });
+          this.live.delete(record.id);
+        });
+      }
+    });
   }
 
   liveSessions(): Session[] {
@@ -206,7 +222,7 @@ export class SessionManager {
       s.detach(port);
       // A session nobody ever prompted has nothing to run or show once its last window is gone:
       // it leaves memory (it still loads by id), so windows that open sessions in bulk cost nothing after.
-      if (s.attachments.size === 0 && s.record.title === undefined && !s.busy && s.broker.pending.size === 0) {
+      if (s.attachments.size === 0 && s.record.title === undefined && s.isIdle()) {
         this.live.delete(s.id);
         s.stop().catch((err: unknown) => this.log.warn({ sessionId: s.id, err: (err as Error)?.message }, "unloading an unused session failed"));
       }

@@ -9,7 +9,7 @@ import { keys, type Store } from "../store/store.js";
 import { StoreWriteError } from "../store/errors.js";
 import { SessionWriter } from "./writer.js";
 import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "./list-index.js";
-import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord } from "./types.js";
+import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
 
 /** The answer an editor gets when the session could not be saved: the cause in the user's words. */
 export function storeFailureError(err: unknown): RpcError {
@@ -107,6 +107,42 @@ export class SessionState {
     this.record.historyLength = this.messages.length;
     this.indexed = stored ? indexKeys(stored) : [];
     this.faultError = undefined;
+  }
+
+  /**
+   * Once the store takes writes again: back to what it holds (a write reported as failed may have
+   * landed after all), and a failed turn it shows as running is closed with the failure, so a later
+   * load shows what the windows were told. A turn whose start never reached the disk left nothing.
+   */
+  async closeFailedTurn(fault: { turnId: string; message: string } | undefined): Promise<void> {
+    await this.reload();
+    if (!fault || this.record.status !== "running") return;
+    this.appendLedger({ type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n[error] ${fault.message}` } } });
+    this.appendLedger({ type: "turn_end", turnId: fault.turnId, error: fault.message });
+    this.record.status = "idle";
+    await this.commit();
+  }
+
+  /**
+   * The daemon died during this session's turn: say so in the ledger, and close every tool call the
+   * model was waiting on so the next request is well-formed. Nothing is re-run. Returns the notice
+   * for the windows (already recorded).
+   */
+  markInterrupted(): SessionUpdate {
+    this.closeDanglingToolCalls("Interrupted: the agent daemon stopped before this tool call finished; it may or may not have taken effect.");
+    this.appendLedger({ type: "interrupted" });
+    const update: SessionUpdate = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "\n\n[interrupted] The agent daemon stopped during this turn. Send a prompt to continue." } };
+    this.appendLedger({ type: "update", update });
+    this.record.status = "interrupted";
+    return update;
+  }
+
+  /** Answers every tool call the model is still waiting on, so the next request is well-formed. */
+  closeDanglingToolCalls(answer: string): void {
+    const answered = new Set(this.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+    for (const m of [...this.messages]) {
+      for (const call of m.tool_calls ?? []) if (!answered.has(call.id)) this.appendHistory({ role: "tool", tool_call_id: call.id, content: answer });
+    }
   }
 
   /** Ledger entries from `fromSeq` on, as stored. */

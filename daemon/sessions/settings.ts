@@ -9,19 +9,31 @@ import { resolveModelRef } from "../provider/registry.js";
 import { AUTO, effortLevels } from "../provider/effort.js";
 import { isPreset } from "../tools/permissions.js";
 import { configOptions, isMode, providerOf } from "./controls.js";
-import type { Session } from "./session.js";
-import type { ClientPort } from "./types.js";
+import type { DaemonConfig } from "../config/config.js";
+import type { PermissionBroker } from "./permission-broker.js";
+import type { ClientPort, SessionRecord, SessionUpdate } from "./types.js";
+
+/** What changing a session's controls needs of it (the Session implements it). */
+export interface SettingsHost {
+  readonly record: SessionRecord;
+  readonly broker: Pick<PermissionBroker, "ask">;
+  config(): DaemonConfig;
+  emit(update: SessionUpdate, exclude?: ClientPort): void;
+  addNote(note: string): void;
+  commit(): Promise<void>;
+  recordDecision(toolCallId: string, outcome: string): Promise<void>;
+}
 
 const PLAN_NOTE =
   "[Reasonix] Plan mode is on. Investigate with read-only tools, then propose a plan: record the steps " +
   "with todo_write and call exit_plan_mode with the plan. File edits and commands are blocked until the user approves.";
 const PLAN_OFF_NOTE = "[Reasonix] Plan mode is off: you may edit files and run commands again, within the permission preset.";
 
-function announce(session: Session, exclude: ClientPort | undefined): void {
+function announce(session: SettingsHost, exclude: ClientPort | undefined): void {
   session.emit({ sessionUpdate: "config_option_update", configOptions: configOptions(session.record, session.config()) }, exclude);
 }
 
-export async function setMode(session: Session, modeId: string, origin: ClientPort | undefined): Promise<void> {
+export async function setMode(session: SettingsHost, modeId: string, origin: ClientPort | undefined): Promise<void> {
   if (!isMode(modeId)) throw RpcError.invalidParams(`modeId: unknown mode "${modeId}"`);
   const record = session.record;
   if (record.mode === modeId) return;
@@ -36,7 +48,7 @@ export async function setMode(session: Session, modeId: string, origin: ClientPo
   await session.commit();
 }
 
-export async function setModel(session: Session, value: string, origin: ClientPort | undefined): Promise<void> {
+export async function setModel(session: SettingsHost, value: string, origin: ClientPort | undefined): Promise<void> {
   const choice = resolveModelRef(session.config(), value);
   if (!choice) throw RpcError.invalidParams(`value: unknown model "${value}"`);
   if (choice.ref === session.record.model) return;
@@ -46,7 +58,7 @@ export async function setModel(session: Session, value: string, origin: ClientPo
   await session.commit();
 }
 
-export async function setEffort(session: Session, value: string, origin: ClientPort | undefined): Promise<void> {
+export async function setEffort(session: SettingsHost, value: string, origin: ClientPort | undefined): Promise<void> {
   const levels = effortLevels(providerOf(session.config(), session.record.model));
   if (!levels.includes(value)) throw RpcError.invalidParams(`value: unknown effort "${value}"; this model takes ${levels.join(", ")}`);
   if (value === session.record.effort) return;
@@ -55,7 +67,7 @@ export async function setEffort(session: Session, value: string, origin: ClientP
   await session.commit();
 }
 
-export async function setToolApproval(session: Session, value: string, origin: ClientPort | undefined): Promise<void> {
+export async function setToolApproval(session: SettingsHost, value: string, origin: ClientPort | undefined): Promise<void> {
   if (!isPreset(value)) throw RpcError.invalidParams(`value: unknown permission preset "${value}"`);
   if (value === session.record.toolApproval) return;
   // Applies at once, even mid-turn: the gate reads the record on every call.
@@ -66,7 +78,7 @@ export async function setToolApproval(session: Session, value: string, origin: C
 
 /** exit_plan_mode: the user approves the plan (back to normal mode) or keeps planning. */
 export async function approvePlan(
-  session: Session,
+  session: SettingsHost,
   plan: string,
   steps: string[] | undefined,
   toolCallId: string,
@@ -99,7 +111,7 @@ export async function approvePlan(
 }
 
 /** update_goal: the model's progress report; complete and blocked end goal mode after the turn. */
-export function reportGoal(session: Session, status: "continue" | "complete" | "blocked", summary: string): string {
+export function reportGoal(session: SettingsHost, status: "continue" | "complete" | "blocked", summary: string): string {
   const goal = session.record.goal;
   if (session.record.mode !== "goal" || !goal) return "No goal is active; there is nothing to report.";
   goal.summary = summary;

@@ -4,8 +4,8 @@
  * what a session exposes.
  */
 import type { DaemonConfig } from "../config/config.js";
-import type { SessionMeter } from "./meter.js";
-import type { SessionRecord } from "./types.js";
+import { STATUS_UPDATE_METHOD, type SessionMeter } from "./meter.js";
+import type { ClientPort, SessionRecord } from "./types.js";
 import type { GrantView } from "../tools/permissions.js";
 
 export interface StatusView {
@@ -49,4 +49,58 @@ export function statusSnapshot(v: StatusView): Record<string, unknown> {
     grants: v.grants,
     usage: { turn: v.meter.usageObject(v.config, "turn"), cumulative: v.meter.usageObject(v.config, "cumulative") },
   };
+}
+
+/** One live session in the daemon's /status: what an operator needs, never the session's internals. */
+export interface OperatorStatus {
+  sessionId: string;
+  cwd: string;
+  title: string | null;
+  status: string;
+  attachments: number;
+  model: string;
+  running: boolean;
+  queuedPrompts: number;
+  pendingPermissions: unknown[];
+  inbox: { depth: number; paused: boolean };
+}
+
+/** A session's status in both shapes (vendor snapshot, operator view) and its status updates. */
+export class StatusReporter {
+  private sequence = 0;
+
+  constructor(
+    private readonly v: {
+      sessionId: string;
+      record: SessionRecord;
+      attachments: ReadonlySet<ClientPort>;
+      running(): boolean;
+      queued(): number;
+      pending(): unknown[];
+      inbox: { depth(): number; readonly paused: boolean };
+      meter: SessionMeter;
+      config(): DaemonConfig;
+      grants(): GrantView[];
+    },
+  ) {}
+
+  snapshot(): Record<string, unknown> {
+    const v = this.v;
+    const inbox = { depth: v.inbox.depth(), paused: v.inbox.paused };
+    return statusSnapshot({ record: v.record, running: v.running(), pendingPermissions: v.pending().length, inbox, meter: v.meter, config: v.config(), sequence: ++this.sequence, grants: v.grants() });
+  }
+
+  operator(): OperatorStatus {
+    const { record: r, inbox } = this.v;
+    return { sessionId: r.id, cwd: r.cwd, title: r.title ?? null, status: r.status, attachments: this.v.attachments.size, model: r.model, running: this.v.running(), queuedPrompts: this.v.queued(), pendingPermissions: this.v.pending(), inbox: { depth: inbox.depth(), paused: inbox.paused } };
+  }
+
+  /** `_reasonix.io/session/status_update` to every window; vendor data, so not in the ledger. */
+  notify(event: string): void {
+    if (this.v.attachments.size === 0) return;
+    const status = this.snapshot();
+    for (const port of this.v.attachments) {
+      if (!port.closed) port.notify(STATUS_UPDATE_METHOD, { schemaVersion: 1, sequence: status.sequence, sessionId: this.v.sessionId, event, status });
+    }
+  }
 }

@@ -1,6 +1,8 @@
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 
 export type { SessionUpdate, StopReason };
+import type { GoalState } from "../agent/goal.js";
+export type { GoalState };
 export type { ChatMessage } from "../provider/types.js";
 
 /** What a session knows of an attached editor connection (implemented by acp/). */
@@ -63,13 +65,6 @@ export interface SessionRecord {
   costs?: unknown;
 }
 
-export interface GoalState {
-  text: string;
-  status: "active" | "complete" | "blocked";
-  turns: number;
-  startedAt: string;
-  summary?: string;
-}
 
 export interface UsageTotals {
   rounds: number;

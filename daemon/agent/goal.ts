@@ -2,7 +2,16 @@
  * Goal mode's decisions, kept pure: after each turn, keep going, stop (with the message saying why),
  * or yield to a prompt the user sent meanwhile.
  */
-import type { GoalState, StopReason } from "./types.js";
+import type { StopReason } from "@agentclientprotocol/sdk";
+
+/** Goal mode: the goal the agent keeps working on, once a prompt set it (persisted with the session). */
+export interface GoalState {
+  text: string;
+  status: "active" | "complete" | "blocked";
+  turns: number;
+  startedAt: string;
+  summary?: string;
+}
 
 export interface GoalBounds {
   maxTurns: number;

@@ -1,0 +1,102 @@
+/**
+ * Local commands of a session: the built-in slash commands' view of it (CommandHost) and plugin
+ * actions. They answer without the model, as a turn of their own.
+ */
+import { RpcError } from "../../shared/jsonrpc.js";
+import type { CommandHost } from "../commands/builtin.js";
+import { runAction } from "../plugins/actions.js";
+import { listModels } from "../provider/registry.js";
+import type { TurnInput, TurnRunner } from "../agent/turn-runner.js";
+import type { ContentBlock } from "../../shared/acp-schemas.js";
+import { promptToText } from "./prompt-text.js";
+import type { SessionDeps } from "./deps.js";
+import type { SessionRuntime } from "./runtime.js";
+import type { SessionTools } from "./session-tools.js";
+import { setModel, type SettingsHost } from "./settings.js";
+import type { SurfaceEmitter } from "./surfaces.js";
+import type { ClientPort, SessionUpdate } from "./types.js";
+
+export interface CommandHostParts {
+  session: SettingsHost & {
+    readonly id: string;
+    readonly queuedPrompts: number;
+    readonly broker: { readonly pending: ReadonlyMap<unknown, unknown> };
+    readonly providerEnv: Readonly<Record<string, string | undefined>> | undefined;
+    toolEnv(): Record<string, string>;
+    takeEnvironment(port: ClientPort): Promise<string[]>;
+  };
+  runtime: SessionRuntime;
+  tools: SessionTools;
+  deps: SessionDeps;
+  surfaces: SurfaceEmitter;
+  turns: TurnRunner<ClientPort>;
+}
+
+/** A local command's answer: an agent message marked as a command result, recorded like any turn. */
+export function commandAnswer(text: string): SessionUpdate {
+  return { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "command" } } };
+}
+
+export function commandHost(parts: CommandHostParts, origin: ClientPort | undefined): CommandHost {
+  const { session, runtime, tools, deps } = parts;
+  const record = session.record;
+  return {
+    record,
+    queuedPrompts: session.queuedPrompts,
+    pendingPermissions: session.broker.pending.size,
+    mcpServers: runtime.mcpStatusLines(),
+    grants: tools.memory.grants(),
+    models: () => listModels(deps.config()).map((m) => m.ref),
+    setModel: async (ref) => {
+      await setModel(session, ref, undefined);
+      return record.model;
+    },
+    listSessions: () => deps.listSessions(record.cwd),
+    commands: () => runtime.available(),
+    environmentNames: () => Object.keys(record.environment ?? {}).sort(),
+    reloadEnvironment: () => {
+      if (!origin) throw RpcError.invalidRequest("no window to take an environment from");
+      return session.takeEnvironment(origin);
+    },
+  };
+}
+
+/**
+ * What a prompt becomes: a built-in command answered locally, a plugin action, or text for the
+ * model (a custom command's expansion, an MCP prompt's text, or the prompt as typed).
+ */
+export async function turnInputFor(parts: CommandHostParts, blocks: ContentBlock[], origin: ClientPort | undefined): Promise<TurnInput<ClientPort> & { shownText: string }> {
+  const { session, runtime, deps } = parts;
+  const text = promptToText(blocks);
+  if (text.length === 0) throw RpcError.invalidParams("prompt is empty");
+  await runtime.refreshCommands();
+  const resolved = runtime.resolve(text);
+  const shown = { origin, shown: blocks, shownText: text };
+  if (resolved.kind === "local") {
+    return { ...shown, local: async () => parts.turns.emitForTurn(commandAnswer(await resolved.command.run(resolved.args, commandHost(parts, origin)))) };
+  }
+  if (resolved.kind === "plugin") return { ...shown, local: (signal) => runPluginAction(parts, resolved.name, resolved.args, signal) };
+  // Fail before anything is recorded when no key is configured: the client can run setup.
+  deps.createModel(session.record.model, session.providerEnv ?? {}, session.record.effort);
+  if (resolved.kind === "template") return { ...shown, modelText: resolved.text };
+  if (resolved.kind !== "mcp") return { ...shown, modelText: text };
+  try {
+    return { ...shown, modelText: await runtime.mcp.promptText(resolved.server, resolved.prompt, resolved.args) };
+  } catch (err) {
+    throw RpcError.internal(`The MCP prompt /${resolved.server}:${resolved.prompt} failed: ${(err as Error).message}`);
+  }
+}
+
+export async function runPluginAction(parts: CommandHostParts, name: string, args: string, signal: AbortSignal): Promise<void> {
+  const { session, runtime, surfaces, turns } = parts;
+  const result = await runAction(runtime.plugins, name, args, { env: session.toolEnv(), signal });
+  if (!result) {
+    turns.emitForTurn(commandAnswer(`No plugin action named ${name}.`));
+    return;
+  }
+  if (result.kind === "prompt") {
+    turns.emitForTurn(commandAnswer(result.text));
+    return;
+  }
+  await surfaces.show(result.surface, signal, turns.origin);
+}

@@ -1,0 +1,20 @@
+/** What a session needs from the daemon around it (the manager builds it once for all sessions). */
+import type { Store } from "../store/store.js";
+import type { Logger } from "../log/log.js";
+import type { DaemonConfig } from "../config/config.js";
+import type { ChatModel } from "../provider/types.js";
+import type { GoalBounds } from "../agent/goal.js";
+
+export interface SessionDeps {
+  store: Store;
+  log: Logger;
+  config(): DaemonConfig;
+  /** Where user-level custom commands live (`<config>/commands`). */
+  configDir: string;
+  maxSteps(): number;
+  permissionTimeoutMs(): number;
+  goalBounds(): GoalBounds;
+  /** Builds the model for a reference; throws RpcError -32000 when no key is configured. */
+  createModel(ref: string, env: Readonly<Record<string, string | undefined>>, effort: string): ChatModel;
+  listSessions(cwd: string): Promise<Array<{ sessionId: string; title?: string; updatedAt: string }>>;
+}

@@ -1,0 +1,44 @@
+/**
+ * session/load's replay: the whole ledger to one window, paced to what the window takes, with the
+ * entries the store lost or cannot read named in a warning instead of passing in silence.
+ */
+import type { Store } from "../store/store.js";
+import type { SessionState } from "./session-state.js";
+import type { ClientPort } from "./types.js";
+
+const REPLAY_HIGH_WATER = 1024 * 1024;
+
+const span = ([a, b]: [number, number]): string => (a === b ? `${a}` : `${a}–${b}`);
+
+export async function replayLedger(state: SessionState, store: Store, port: ClientPort): Promise<void> {
+  const id = state.id;
+  let sent = 0;
+  const missing: Array<[number, number]> = [];
+  for (;;) {
+    await state.flush();
+    const entries = await state.ledgerFrom(sent + 1);
+    let progressed = false;
+    for (const { value } of entries) {
+      if (value.seq <= sent) continue;
+      if (value.seq > sent + 1) missing.push([sent + 1, value.seq - 1]);
+      sent = value.seq;
+      progressed = true;
+      if (value.type === "update" && !port.closed) port.sendUpdate(id, value.update);
+      // A long history goes out at the pace the window takes it, not all into memory at once.
+      while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
+    }
+    // Caught up, or the store holds no more than this (a failed write memory has not reloaded from).
+    if (sent >= state.record.lastSeq || !progressed) break;
+  }
+  if (missing.length > 0) store.noteDamage(`event!${id}!`, `ledger entries missing: ${missing.map(span).join(", ")}`, id);
+  const own = store.damageOf(id);
+  // What LevelDB dropped while recovering names no session: any of them may have lost its latest entries.
+  const storeWide = store.health().damage.filter((d) => d.sessionId === undefined);
+  if ((own.length === 0 && storeWide.length === 0) || port.closed) return;
+  const parts = [
+    ...(own.length > 0 ? [`this session's stored history is damaged (${own.map((d) => d.detail).join("; ")})`] : []),
+    ...(storeWide.length > 0 ? [`the store lost data while recovering (${storeWide.map((d) => d.detail).join("; ")}), so recent entries may be missing`] : []),
+  ];
+  const text = `\n\n[warning] ${parts.join("; ")}. Everything that could be read is shown above; \`reasonix daemon status\` lists the damage.`;
+  port.sendUpdate(id, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+}
