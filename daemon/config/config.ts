@@ -32,6 +32,7 @@ export const ConfigFile = z
     maxSteps: z.number().int().positive().optional(),
     permissionTimeoutSeconds: z.number().int().positive().optional(),
     idleShutdownSeconds: z.number().int().nonnegative().optional(),
+    searchTimeoutSeconds: z.number().int().positive().optional(),
     budgets: z
       .object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() })
       .partial()
@@ -52,6 +53,8 @@ export interface DaemonConfig {
   maxSteps: number;
   permissionTimeoutSeconds: number;
   idleShutdownSeconds: number;
+  /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
+  searchTimeoutSeconds: number;
   budgets: ConfigFile["budgets"];
   listen: string | undefined;
   allowedOrigins: string[];
@@ -120,12 +123,14 @@ export function resolveConfig(file: ConfigFile, env: NodeJS.ProcessEnv): DaemonC
   const fromFile = file.providers ?? [];
   const providers = fromFile.some((p) => p.name === "deepseek") ? fromFile : [builtIn, ...fromFile];
   const num = (v: string | undefined): number | undefined => (v && /^\d+$/.test(v) ? Number(v) : undefined);
+  const positive = (n: number | undefined): number | undefined => (n === undefined || n === 0 ? undefined : n);
   return {
     providers,
     defaultModel: env.REASONIX_MODEL || file.model || `${providers[0]!.name}/${providers[0]!.models[0]!}`,
     maxSteps: num(env.REASONIX_MAX_STEPS) ?? file.maxSteps ?? 50,
     permissionTimeoutSeconds: num(env.REASONIX_PERMISSION_TIMEOUT_SECONDS) ?? file.permissionTimeoutSeconds ?? 1800,
     idleShutdownSeconds: num(env.REASONIX_IDLE_SHUTDOWN_SECONDS) ?? file.idleShutdownSeconds ?? 900,
+    searchTimeoutSeconds: positive(num(env.REASONIX_SEARCH_TIMEOUT_SECONDS)) ?? file.searchTimeoutSeconds ?? 10,
     budgets: envBudgets(env, file.budgets),
     listen: env.REASONIX_LISTEN || file.listen,
     allowedOrigins: file.allowedOrigins ?? [],
