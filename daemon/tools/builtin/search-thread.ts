@@ -63,19 +63,19 @@ export function runSearch<S extends SearchSpec>(
   return new Promise((resolve) => {
     let settled = false;
     let watchdog: NodeJS.Timeout | undefined;
-    const finish = (outcome: SearchOutcome<ResultOf<S>>, stop: boolean): void => {
+    // Every outcome waits for the thread to be gone (a finished one ends by itself at once), so a
+    // stopped search leaves no CPU burning behind it and the count of threads is exact.
+    const finish = (outcome: SearchOutcome<ResultOf<S>>): void => {
       if (settled) return;
       settled = true;
       clearInterval(watchdog);
       opts.signal.removeEventListener("abort", onAbort);
-      if (!stop) return resolve(outcome);
-      // Resolve once the thread is gone, so a stopped search leaves no CPU burning behind it.
       worker.terminate().then(
         () => resolve(outcome),
         () => resolve(outcome),
       );
     };
-    const onAbort = (): void => finish({ status: "cancelled" }, true);
+    const onAbort = (): void => finish({ status: "cancelled" });
     opts.signal.addEventListener("abort", onAbort, { once: true });
 
     // The stall clock starts at the job's first tick, so starting a thread under load is no stall;
@@ -91,24 +91,24 @@ export function runSearch<S extends SearchSpec>(
           lastTicks = ticks;
           lastMove = now;
         } else if (ticks > 0 && now - lastMove >= stallMs) {
-          finish({ status: "stalled", matching: Atomics.load(progress, MATCHING) === 1, boundMs: stallMs }, true);
+          finish({ status: "stalled", matching: Atomics.load(progress, MATCHING) === 1, boundMs: stallMs });
         } else if (now - started >= totalMs + stallMs) {
-          finish({ status: "crashed", message: `the search thread did not finish within ${seconds(totalMs + stallMs)} s` }, true);
+          finish({ status: "crashed", message: `the search thread did not finish within ${seconds(totalMs + stallMs)} s` });
         }
       },
       Math.max(10, Math.min(250, stallMs / 10)),
     );
     watchdog.unref();
     worker.once("message", (reply: WorkerReply) => {
-      if (reply.ok) return finish({ status: "done", result: reply.result as ResultOf<S>, timeLimitMs: totalMs }, false);
+      if (reply.ok) return finish({ status: "done", result: reply.result as ResultOf<S>, timeLimitMs: totalMs });
       const error: Error & { code?: string } = new Error(reply.error.message);
       if (reply.error.code) error.code = reply.error.code;
-      finish({ status: "failed", error }, false);
+      finish({ status: "failed", error });
     });
-    worker.once("error", (err) => finish({ status: "crashed", message: err.message }, true));
+    worker.once("error", (err) => finish({ status: "crashed", message: err.message }));
     worker.once("exit", (code) => {
       running--;
-      finish({ status: "crashed", message: `the search thread ended with code ${code} before it answered` }, false);
+      finish({ status: "crashed", message: `the search thread ended with code ${code} before it answered` });
     });
   });
 }
