@@ -15,6 +15,7 @@ import { SessionManager } from "./sessions/manager.js";
 import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
 import { effortParams } from "./provider/effort.js";
+import { setSearchStallBound } from "./tools/builtin/search-thread.js";
 import { RpcError } from "../shared/jsonrpc.js";
 import { buildApp } from "./server/app.js";
 import type { DaemonState } from "./server/state.js";
@@ -115,6 +116,8 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     }
     return config;
   }
+  // grep and glob read the bound at each search, so a changed config.json applies to the next one.
+  setSearchStallBound(() => currentConfig().searchTimeoutSeconds * 1000);
   const sessions = new SessionManager(
     store,
     {

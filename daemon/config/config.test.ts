@@ -18,6 +18,9 @@ test("defaults, file values and environment overrides", () => {
   assert.equal(c.maxSteps, 3);
   assert.equal(c.defaultModel, "deepseek/deepseek-v4-flash");
   assert.equal(resolveConfig({}, {}).maxSteps, 50);
+  assert.equal(resolveConfig({}, {}).searchTimeoutSeconds, 10);
+  assert.equal(resolveConfig({ searchTimeoutSeconds: 30 }, { REASONIX_SEARCH_TIMEOUT_SECONDS: "2" }).searchTimeoutSeconds, 2);
+  assert.equal(resolveConfig({ searchTimeoutSeconds: 30 }, { REASONIX_SEARCH_TIMEOUT_SECONDS: "0" }).searchTimeoutSeconds, 30);
 });
 
 test("environment overrides go through the same schema: a bad value is an error naming the variable", () => {

@@ -32,6 +32,7 @@ export const ConfigFile = z
     maxSteps: z.number().int().positive().optional(),
     permissionTimeoutSeconds: z.number().int().positive().optional(),
     idleShutdownSeconds: z.number().int().nonnegative().optional(),
+    searchTimeoutSeconds: z.number().int().positive().optional(),
     budgets: z
       .object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() })
       .partial()
@@ -57,6 +58,8 @@ export interface DaemonConfig {
   maxSteps: number;
   permissionTimeoutSeconds: number;
   idleShutdownSeconds: number;
+  /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
+  searchTimeoutSeconds: number;
   budgets: ConfigFile["budgets"];
   listen: string | undefined;
   allowedOrigins: string[];
@@ -114,6 +117,7 @@ export const ENV_OVERRIDES = {
   REASONIX_MAX_STEPS: ["maxSteps"],
   REASONIX_PERMISSION_TIMEOUT_SECONDS: ["permissionTimeoutSeconds"],
   REASONIX_IDLE_SHUTDOWN_SECONDS: ["idleShutdownSeconds"],
+  REASONIX_SEARCH_TIMEOUT_SECONDS: ["searchTimeoutSeconds"],
   REASONIX_BUDGET_TOKENS: ["budgets", "tokens"],
   REASONIX_BUDGET_SECONDS: ["budgets", "seconds"],
   REASONIX_BUDGET_COST: ["budgets", "cost"],
@@ -165,6 +169,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     maxSteps: file.maxSteps ?? 50,
     permissionTimeoutSeconds: file.permissionTimeoutSeconds ?? 1800,
     idleShutdownSeconds: file.idleShutdownSeconds ?? 900,
+    searchTimeoutSeconds: file.searchTimeoutSeconds ?? 10,
     budgets: file.budgets && Object.keys(file.budgets).length > 0 ? file.budgets : undefined,
     listen: file.listen,
     allowedOrigins: file.allowedOrigins ?? [],

@@ -1,10 +1,16 @@
 /**
  * GET /metrics in the Prometheus text format, through prom-client (loaded on the first scrape, so
  * it costs the daemon's start nothing). Gauges are read from the live state when scraped.
+ *
+ * prom-client's default metrics include the event loop's delay, `reasonix_nodejs_eventloop_lag_*`
+ * (min, max, mean, stddev, p50, p90, p99 in seconds), sampled by perf_hooks every 10 ms and reset
+ * at each scrape: each scrape reports the window since the one before. The sampling starts at the
+ * first scrape, so a daemon nobody watches is not woken a hundred times a second for it.
  */
 import type { FastifyInstance } from "fastify";
 import type { Registry } from "prom-client";
 import { keys } from "../store/store.js";
+import { searchWorkersRunning } from "../tools/builtin/search-thread.js";
 import type { DaemonState } from "./state.js";
 
 async function buildRegistry(state: DaemonState): Promise<Registry> {
@@ -28,9 +34,10 @@ async function buildRegistry(state: DaemonState): Promise<Registry> {
   gauge("reasonix_sessions_live", "Sessions held in memory.", () => live().length);
   gauge("reasonix_sessions_stored", "Sessions in the store.", async () => (await state.store.range(keys.sessionPrefix)).length);
   gauge("reasonix_turns_running", "Turns running now.", () => live().filter((s) => s.running).length);
-  gauge("reasonix_permissions_pending", "Permission questions waiting for an answer.", () => live().reduce((n, s) => n + s.broker.pending.size, 0));
-  gauge("reasonix_inbox_depth", "Pending inbox items across live sessions.", () => live().reduce((n, s) => n + s.inbox.depth(), 0));
-  gauge("reasonix_model_rounds", "Model rounds run by live sessions.", () => live().reduce((n, s) => n + (s.record.usage?.rounds ?? 0), 0));
+  gauge("reasonix_permissions_pending", "Permission questions waiting for an answer.", () => live().reduce((n, s) => n + s.operatorStatus().pendingPermissions.length, 0));
+  gauge("reasonix_inbox_depth", "Pending inbox items across live sessions.", () => live().reduce((n, s) => n + s.operatorStatus().inbox.depth, 0));
+  gauge("reasonix_model_rounds", "Model rounds run by live sessions.", () => live().reduce((n, s) => n + s.operatorStatus().modelRounds, 0));
+  gauge("reasonix_search_threads", "grep and glob searches running on their own threads.", () => searchWorkersRunning());
   return registry;
 }
 

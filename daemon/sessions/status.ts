@@ -63,6 +63,7 @@ export interface OperatorStatus {
   queuedPrompts: number;
   pendingPermissions: unknown[];
   inbox: { depth: number; paused: boolean };
+  modelRounds: number;
 }
 
 /** A session's status in both shapes (vendor snapshot, operator view) and its status updates. */
@@ -92,7 +93,19 @@ export class StatusReporter {
 
   operator(): OperatorStatus {
     const { record: r, inbox } = this.v;
-    return { sessionId: r.id, cwd: r.cwd, title: r.title ?? null, status: r.status, attachments: this.v.attachments.size, model: r.model, running: this.v.running(), queuedPrompts: this.v.queued(), pendingPermissions: this.v.pending(), inbox: { depth: inbox.depth(), paused: inbox.paused } };
+    return {
+      sessionId: r.id,
+      cwd: r.cwd,
+      title: r.title ?? null,
+      status: r.status,
+      attachments: this.v.attachments.size,
+      model: r.model,
+      running: this.v.running(),
+      queuedPrompts: this.v.queued(),
+      pendingPermissions: this.v.pending(),
+      inbox: { depth: inbox.depth(), paused: inbox.paused },
+      modelRounds: r.usage?.rounds ?? 0,
+    };
   }
 
   /** `_reasonix.io/session/status_update` to every window; vendor data, so not in the ledger. */

@@ -1,50 +1,71 @@
 /**
  * Foreground commands in the editor's terminal when it offered `terminal`: create, wait (raced with
- * the timeout and cancel), output, and always release, killing first when it still runs.
+ * the timeout and cancel), output, and always release, killing first when it still runs. Every
+ * request has a bound: create follows cancel too; wait_for_exit lasts exactly as long as the
+ * command may, then is withdrawn; kill, output and release run even after a cancel.
  */
 import { CreateTerminalResponse, TerminalOutputResponse, WaitForExitResponse } from "../../shared/acp-schemas.js";
+import { askEditor } from "./editor-request.js";
 import type { CommandResult, CommandRunner, EditorPicker } from "./types.js";
 
 const OUTPUT_LIMIT = 64 * 1024;
+/** For the requests an editor answers at once (all but wait_for_exit). */
+export const EDITOR_TERMINAL_TIMEOUT_MS = 30_000;
 
-export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner): CommandRunner {
+export function routedCommands(
+  sessionId: string,
+  pick: EditorPicker,
+  local: CommandRunner,
+  timeoutMs = EDITOR_TERMINAL_TIMEOUT_MS,
+): CommandRunner {
   return {
     async run(command, opts) {
       const editor = pick("terminal");
       if (!editor) return local.run(command, opts);
       const created = CreateTerminalResponse.parse(
-        await editor.request("terminal/create", {
-          sessionId,
-          command: "/bin/sh",
-          args: ["-c", command],
-          cwd: opts.cwd,
-          outputByteLimit: OUTPUT_LIMIT,
-        }),
+        await askEditor(
+          editor,
+          "terminal/create",
+          { sessionId, command: "/bin/sh", args: ["-c", command], cwd: opts.cwd, outputByteLimit: OUTPUT_LIMIT },
+          { signal: opts.signal, timeoutMs },
+        ),
       );
       const terminalId = created.terminalId;
       opts.onTerminal?.(terminalId);
-      const call = (method: string): Promise<unknown> => editor.request(method, { sessionId, terminalId }, { timeoutMs: 30_000 });
+      const call = (method: string): Promise<unknown> => askEditor(editor, method, { sessionId, terminalId }, { timeoutMs });
       let timedOut = false;
       let cancelled = false;
+      // Withdrawn when the command's time is up or the turn is cancelled, so no answer is awaited for ever.
+      const waiting = new AbortController();
       try {
         const exit = await new Promise<{ exitCode?: number | null; signal?: string | null } | undefined>((resolve, reject) => {
+          const stop = (): void => {
+            clearTimeout(timer);
+            opts.signal.removeEventListener("abort", onAbort);
+            waiting.abort();
+          };
           const timer = setTimeout(() => {
             timedOut = true;
+            stop();
             resolve(undefined);
           }, opts.timeoutMs);
           const onAbort = (): void => {
             cancelled = true;
+            stop();
             resolve(undefined);
           };
           if (opts.signal.aborted) onAbort();
-          opts.signal.addEventListener("abort", onAbort, { once: true });
-          editor
-            .request("terminal/wait_for_exit", { sessionId, terminalId })
-            .then((r) => resolve(WaitForExitResponse.parse(r)), reject)
-            .finally(() => {
-              clearTimeout(timer);
-              opts.signal.removeEventListener("abort", onAbort);
-            });
+          else opts.signal.addEventListener("abort", onAbort, { once: true });
+          editor.request("terminal/wait_for_exit", { sessionId, terminalId }, { signal: waiting.signal }).then(
+            (r) => {
+              stop();
+              resolve(WaitForExitResponse.parse(r));
+            },
+            (err: unknown) => {
+              stop();
+              reject(err);
+            },
+          );
         });
         if (!exit) await call("terminal/kill").catch(() => undefined);
         const out = TerminalOutputResponse.parse(await call("terminal/output"));

@@ -4,9 +4,19 @@
  * methods are text-only) and keeps its bytes and encoding on disk.
  */
 import { ReadTextFileResponse } from "../../shared/acp-schemas.js";
+import { askEditor } from "./editor-request.js";
 import type { EditorPicker, FileAccess, TextEncodingName } from "./types.js";
 
-export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAccess, signal: AbortSignal): FileAccess {
+/** Generous: an editor answers from its buffers at once; a minute means it is stuck. */
+export const EDITOR_FS_TIMEOUT_MS = 60_000;
+
+export function routedFiles(
+  sessionId: string,
+  pick: EditorPicker,
+  local: FileAccess,
+  signal: AbortSignal,
+  timeoutMs = EDITOR_FS_TIMEOUT_MS,
+): FileAccess {
   return {
     async read(path) {
       let disk: { text: string; encoding: TextEncodingName } | undefined;
@@ -22,7 +32,7 @@ export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAc
       const editor = pick("readTextFile");
       if (editor) {
         try {
-          const raw = await editor.request("fs/read_text_file", { sessionId, path }, { signal, timeoutMs: 30_000 });
+          const raw = await askEditor(editor, "fs/read_text_file", { sessionId, path }, { signal, timeoutMs });
           return { text: ReadTextFileResponse.parse(raw).content, encoding: "utf8" };
         } catch {
           // The editor could not read it: the disk copy is the next best truth.
@@ -44,7 +54,7 @@ export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAc
       const editor = target === "latin1" ? undefined : pick("writeTextFile");
       if (!editor) return local.write(path, text, target);
       // An editor error is a failure of the write; falling back to disk would bypass the buffer.
-      await editor.request("fs/write_text_file", { sessionId, path, content: text }, { signal, timeoutMs: 30_000 });
+      await askEditor(editor, "fs/write_text_file", { sessionId, path, content: text }, { signal, timeoutMs });
     },
 
     exists: (path) => local.exists(path),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -54,4 +54,62 @@ test("write creates parent folders; exists tells files apart from nothing", asyn
   assert.equal(await files.exists(p), true);
   assert.equal(readFileSync(p, "utf8"), "x");
   await assert.rejects(files.read(join(dir, "missing.txt")), { code: "ENOENT" });
+});
+
+test("a write replaces a hard link instead of writing through it; the file outside keeps its bytes", async () => {
+  const outside = join(dir, "outside");
+  const workspace = join(dir, "workspace");
+  mkdirSync(outside);
+  mkdirSync(workspace);
+  writeFileSync(join(outside, "secret.txt"), "outside\n", { mode: 0o640 });
+  chmodSync(join(outside, "secret.txt"), 0o640);
+  const p = join(workspace, "linked.txt");
+  linkSync(join(outside, "secret.txt"), p);
+  await files.write(p, "inside\n");
+  assert.equal(readFileSync(join(outside, "secret.txt"), "utf8"), "outside\n");
+  assert.equal(readFileSync(p, "utf8"), "inside\n");
+  assert.equal(statSync(p).nlink, 1);
+  assert.equal(statSync(join(outside, "secret.txt")).nlink, 1);
+  assert.equal(statSync(p).mode & 0o7777, 0o640);
+  assert.deepEqual(readdirSync(workspace), ["linked.txt"]);
+});
+
+test("a write keeps the file's mode, leaves no temporary file, and a new file gets the usual mode", async () => {
+  const p = join(dir, "run.sh");
+  writeFileSync(p, "#!/bin/sh\necho 1\n");
+  chmodSync(p, 0o750);
+  await files.write(p, "#!/bin/sh\necho 2\n");
+  assert.equal(statSync(p).mode & 0o7777, 0o750);
+  assert.equal(readFileSync(p, "utf8"), "#!/bin/sh\necho 2\n");
+  const fresh = join(dir, "fresh.txt");
+  await files.write(fresh, "new");
+  writeFileSync(join(dir, "reference.txt"), "new");
+  assert.equal(statSync(fresh).mode & 0o7777, statSync(join(dir, "reference.txt")).mode & 0o7777);
+  assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith(".tmp")), []);
+});
+
+test("a failed write leaves the old file whole and no temporary file behind", async () => {
+  const sub = join(dir, "failing");
+  mkdirSync(sub);
+  const p = join(sub, "keep.txt");
+  writeFileSync(p, Buffer.from([0xe9]));
+  await assert.rejects(files.write(p, "€", "latin1"), /Latin-1/);
+  // A folder in the way of the rename: the temporary file is written, then the rename fails.
+  const asDir = join(sub, "a-folder");
+  mkdirSync(asDir);
+  await assert.rejects(files.write(asDir, "text"));
+  assert.deepEqual(readFileSync(p), Buffer.from([0xe9]));
+  assert.deepEqual(readdirSync(sub).sort(), ["a-folder", "keep.txt"]);
+});
+
+test("a write replaces a symbolic link at the path it is given rather than following it", async () => {
+  // Tools resolve links before the boundary check and pass the real path; a link that appears at
+  // that path afterwards must not carry the write elsewhere.
+  const target = join(dir, "symlink-target.txt");
+  writeFileSync(target, "target\n");
+  const p = join(dir, "symlink.txt");
+  symlinkSync(target, p);
+  await files.write(p, "replaced\n");
+  assert.equal(readFileSync(target, "utf8"), "target\n");
+  assert.equal(readFileSync(p, "utf8"), "replaced\n");
 });

@@ -1,10 +1,12 @@
 /**
  * Text files on the local disk. Bytes survive a read → write round trip: a file that is not valid
  * UTF-8 is read as Latin-1 (one char per byte) and written back the same way, and a UTF-8 BOM is
- * kept in the text rather than silently dropped.
+ * kept in the text rather than silently dropped. Writes are atomic (see writeAtomic).
  */
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { randomBytes } from "node:crypto";
+import { constants, type Stats } from "node:fs";
+import { access, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import type { FileAccess, TextEncodingName } from "./types.js";
 
 /** How far into a file we look for NUL bytes; the same heuristic git and grep use. */
@@ -66,7 +68,7 @@ export function localFiles(): FileAccess {
         throw new Error(`${path} is a Latin-1 file and the new text has characters Latin-1 cannot encode`);
       }
       await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, Buffer.from(text, enc));
+      await writeAtomic(path, Buffer.from(text, enc));
     },
 
     async exists(path) {
@@ -78,4 +80,58 @@ export function localFiles(): FileAccess {
       }
     },
   };
+}
+
+/**
+ * Replaces `path` with `bytes` through a temporary file in the same folder, flushed, then renamed
+ * over it: a crash leaves the old file or the new one, never a torn one, and a hard link at `path`
+ * is replaced rather than written through (it may be the workspace's name for a file outside it).
+ * The file keeps its permission bits (and owner, where we may set it); a file we may not write stays
+ * refused, as it was when written in place.
+ */
+export async function writeAtomic(path: string, bytes: Uint8Array): Promise<void> {
+  let old: Stats | undefined;
+  try {
+    old = await stat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  // rename() only needs the folder to be writable; the file's own permission still decides.
+  if (old) await access(path, constants.W_OK);
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+  // A new file gets what writeFile would give it (0666 less the umask); an existing one its own bits.
+  const file = await open(temp, "wx", old ? 0o600 : 0o666);
+  try {
+    try {
+      if (old) {
+        // Fails unless we are root or the owner already; either way nobody gains access.
+        await file.chown(old.uid, old.gid).catch(() => undefined);
+        await file.chmod(old.mode & 0o7777);
+      }
+      await file.writeFile(bytes);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
+  await syncDir(dir);
+}
+
+/** Makes the rename itself durable; some file systems cannot sync a folder, which costs only that. */
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // The new content is flushed either way; only the rename's durability is left to the kernel.
+  }
 }

@@ -6,6 +6,7 @@ import { cpus } from "node:os";
 import { startupBench } from "./startup.js";
 import { sessionsBench } from "./sessions.js";
 import { prefixBench } from "./prefix.js";
+import { loopLagBench } from "./loop-lag.js";
 import { table } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -15,6 +16,9 @@ const rows = [
 ];
 const prefix = await prefixBench();
 rows.push(...prefix.rows);
+const lag = await loopLagBench();
+rows.push(...lag.rows);
 process.stdout.write(`Reasonix ACP benchmarks — node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"})\n\n`);
 process.stdout.write(`${table(rows)}\n`);
 process.stdout.write(`\nPrefix stability: ${prefix.detail}\n`);
+process.stdout.write(`\nEvent-loop lag: ${lag.detail}\n`);

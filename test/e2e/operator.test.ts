@@ -43,6 +43,10 @@ test("health, readiness, status and Prometheus metrics on the daemon's socket", 
   assert.match(metrics.body, /^reasonix_attachments 1$/m);
   assert.match(metrics.body, /^reasonix_model_rounds 1$/m);
   assert.match(metrics.body, /reasonix_build_info\{version="0\.1\.0"/);
+  assert.match(metrics.body, /^reasonix_search_threads 0$/m);
+  // The event loop's delay since the previous scrape: what a session that hogs the loop shows as.
+  const again = await get({ socketPath }, "/metrics");
+  for (const q of ["p50", "p90", "p99", "max"]) assert.match(again.body, new RegExp(`^reasonix_nodejs_eventloop_lag_${q}_seconds \\d`, "m"));
   assert.ok(!metrics.body.includes("sk-test"));
   void model;
 });

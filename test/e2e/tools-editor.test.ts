@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FakeEditor } from "../support/editor.js";
-import { world } from "./fixture.js";
+import { within, world } from "./fixture.js";
 
 const FS_CAPS = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
 
@@ -85,6 +85,8 @@ test("cancel during a long command in the editor's terminal kills it and release
   assert.equal(methods.at(-1), "terminal/release");
   assert.equal(editor.liveTerminals, 0);
   const term = editor.terminal("term-0")!;
-  assert.ok(term.exit, "the command's process is gone");
+  // The kill is answered before this process has reaped the child; its exit follows (sleep 30 would not).
+  await within(10_000, "the killed command's exit", term.exited);
+  assert.equal(term.exit?.signal, "SIGKILL");
   assert.equal(existsSync(join(workdir, "late.marker")), false);
 });

@@ -1,12 +1,10 @@
-import { relative } from "node:path";
 import { z } from "zod";
 import { defineTool, type ToolContext } from "../types.js";
-import { displayPath } from "../workspace.js";
-import { absPath, failure, fsErrorMessage, show, shownPath, textContent, toPosix } from "./common.js";
+import { absPath, failure, fsErrorMessage, show, shownPath, textContent } from "./common.js";
 import { globToRegExp, splitGlob } from "./glob-match.js";
-import { SKIPPED_DIRS, walkFiles, type WalkState } from "./walk.js";
-
-const MAX_RESULTS = 1000;
+import { GLOB_MAX_RESULTS as MAX_RESULTS } from "./search-job.js";
+import { runSearch, seconds, unfinishedMessage } from "./search-thread.js";
+import { SKIPPED_DIRS } from "./walk.js";
 
 const args = z.object({ pattern: z.string().min(1), path: z.string().optional() });
 type Args = z.infer<typeof args>;
@@ -40,30 +38,22 @@ export const globTool = defineTool({
   access: (a, ctx) => ({ type: "read", paths: [searchRoot(a, ctx).root] }),
   async run(a, ctx) {
     const { root, rest } = searchRoot(a, ctx);
-    let re: RegExp;
     try {
-      re = globToRegExp(rest);
+      globToRegExp(rest); // a bad pattern fails here, before a thread starts
     } catch (err) {
       return failure(err instanceof Error ? err.message : String(err));
     }
-    const found: string[] = [];
-    const state: WalkState = { incomplete: false };
-    try {
-      for await (const file of walkFiles(root, { signal: ctx.signal }, state)) {
-        if (re.test(toPosix(relative(root, file)))) found.push(file);
-      }
-    } catch (err) {
-      return failure(fsErrorMessage(err, show(ctx.cwd, root)));
-    }
-    if (ctx.signal.aborted) return failure("Cancelled.");
-    found.sort();
-    const shown = found.slice(0, MAX_RESULTS).map((f) => displayPath(ctx.cwd, f));
+    const outcome = await runSearch({ kind: "glob", root, cwd: ctx.cwd, glob: rest }, { signal: ctx.signal });
+    if (outcome.status === "failed") return failure(fsErrorMessage(outcome.error, show(ctx.cwd, root)));
+    if (outcome.status !== "done") return failure(unfinishedMessage(outcome, "glob pattern"));
+    const r = outcome.result;
     const notes: string[] = [];
-    if (found.length > MAX_RESULTS) notes.push(`${found.length - MAX_RESULTS} more matches not shown; use a narrower pattern.`);
-    if (state.incomplete) notes.push("The folder is too large to search completely; results are partial.");
-    let output = shown.length ? shown.join("\n") : `No files match ${a.pattern}.`;
+    if (r.count > MAX_RESULTS) notes.push(`${r.count - MAX_RESULTS} more matches not shown; use a narrower pattern.`);
+    if (r.incomplete) notes.push("The folder is too large to search completely; results are partial.");
+    if (r.timedOut) notes.push(`The search took longer than ${seconds(outcome.timeLimitMs)} s and was stopped; results are partial.`);
+    let output = r.shown.length ? r.shown.join("\n") : `No files match ${a.pattern}.`;
     if (notes.length) output += `\n\n[${notes.join(" ")}]`;
-    return { output, content: [textContent(output)], rawOutput: { count: found.length } };
+    return { output, content: [textContent(output)], rawOutput: { count: r.count } };
   },
 });
 

@@ -1,17 +1,12 @@
-import { readFile, stat } from "node:fs/promises";
-import { basename, relative } from "node:path";
 import { z } from "zod";
 import { defineTool, type ToolContext } from "../types.js";
-import { decodeBytes, looksBinary } from "../local-files.js";
-import { displayPath } from "../workspace.js";
-import { absPath, clip, failure, fsErrorMessage, show, shownPath, textContent, toPosix } from "./common.js";
-import { globToRegExp } from "./glob-match.js";
-import { SKIPPED_DIRS, walkFiles, type WalkState } from "./walk.js";
+import { absPath, clip, failure, fsErrorMessage, show, shownPath, textContent } from "./common.js";
+import { fileFilter, GREP_MAX_LINE_CHARS as MAX_LINE_CHARS } from "./search-job.js";
+import { runSearch, seconds, unfinishedMessage } from "./search-thread.js";
+import { SKIPPED_DIRS } from "./walk.js";
 
 const DEFAULT_MAX = 200;
 const HARD_MAX = 1000;
-const MAX_LINE_CHARS = 300;
-const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
 const args = z.object({
   pattern: z.string().min(1),
@@ -20,27 +15,6 @@ const args = z.object({
   ignoreCase: z.boolean().optional(),
   maxResults: z.number().int().min(1).max(HARD_MAX).optional(),
 });
-
-/** A filter without "/" matches file names anywhere ("*.ts"), as in ripgrep's --glob. */
-function fileFilter(glob: string | undefined): ((root: string, file: string) => boolean) | undefined {
-  if (!glob) return undefined;
-  const re = globToRegExp(glob);
-  return glob.includes("/") ? (root, file) => re.test(toPosix(relative(root, file))) : (_root, file) => re.test(basename(file));
-}
-
-async function searchFile(file: string, re: RegExp, onMatch: (line: number, text: string) => boolean): Promise<void> {
-  try {
-    if ((await stat(file)).size > MAX_FILE_BYTES) return;
-    const bytes = await readFile(file);
-    if (looksBinary(bytes)) return;
-    const lines = decodeBytes(bytes).text.split("\n");
-    for (let i = 0; i < lines.length; i++) {
-      if (re.test(lines[i]!) && !onMatch(i + 1, lines[i]!.replace(/\r$/, ""))) return;
-    }
-  } catch {
-    // Unreadable files (permissions, vanished mid-walk) are simply not searched.
-  }
-}
 
 function scope(a: z.infer<typeof args>, ctx: Pick<ToolContext, "cwd">): string {
   return a.path ? ` in ${shownPath(ctx, a.path)}` : "";
@@ -70,47 +44,31 @@ export const grepTool = defineTool({
   access: (a, ctx) => ({ type: "read", paths: [absPath(ctx, a.path)] }),
   async run(a, ctx) {
     let re: RegExp;
-    let filter: ReturnType<typeof fileFilter>;
     try {
       re = new RegExp(a.pattern, a.ignoreCase ? "i" : "");
     } catch (err) {
       return failure(`Invalid regular expression ${JSON.stringify(a.pattern)}: ${err instanceof Error ? err.message : String(err)}`);
     }
     try {
-      filter = fileFilter(a.glob);
+      fileFilter(a.glob); // a bad glob fails here, before a thread starts
     } catch (err) {
       return failure(err instanceof Error ? err.message : String(err));
     }
     const root = absPath(ctx, a.path);
     const max = a.maxResults ?? DEFAULT_MAX;
-    const hits: string[] = [];
-    const files = new Set<string>();
-    const state: WalkState = { incomplete: false };
-    let more = false;
-    try {
-      for await (const file of walkFiles(root, { signal: ctx.signal }, state)) {
-        if (more) break;
-        if (filter && !filter(root, file)) continue;
-        const shown = displayPath(ctx.cwd, file);
-        await searchFile(file, re, (line, text) => {
-          if (hits.length >= max) {
-            more = true;
-            return false;
-          }
-          hits.push(`${shown}:${line}: ${clip(text, MAX_LINE_CHARS)}`);
-          files.add(file);
-          return true;
-        });
-      }
-    } catch (err) {
-      return failure(fsErrorMessage(err, show(ctx.cwd, root)));
-    }
-    if (ctx.signal.aborted) return failure("Cancelled.");
+    const outcome = await runSearch(
+      { kind: "grep", root, cwd: ctx.cwd, source: re.source, flags: re.flags, ...(a.glob ? { glob: a.glob } : {}), maxResults: max },
+      { signal: ctx.signal },
+    );
+    if (outcome.status === "failed") return failure(fsErrorMessage(outcome.error, show(ctx.cwd, root)));
+    if (outcome.status !== "done") return failure(unfinishedMessage(outcome, "pattern"));
+    const r = outcome.result;
     const notes: string[] = [];
-    if (more) notes.push(`Stopped after ${max} matches; narrow the pattern, path or glob to see the rest.`);
-    if (state.incomplete) notes.push("The folder is too large to search completely; results are partial.");
-    let output = hits.length ? hits.join("\n") : "No matches.";
+    if (r.more) notes.push(`Stopped after ${max} matches; narrow the pattern, path or glob to see the rest.`);
+    if (r.incomplete) notes.push("The folder is too large to search completely; results are partial.");
+    if (r.timedOut) notes.push(`The search took longer than ${seconds(outcome.timeLimitMs)} s and was stopped; results are partial.`);
+    let output = r.hits.length ? r.hits.join("\n") : "No matches.";
     if (notes.length) output += `\n\n[${notes.join(" ")}]`;
-    return { output, content: [textContent(output)], rawOutput: { matches: hits.length, files: files.size } };
+    return { output, content: [textContent(output)], rawOutput: { matches: r.hits.length, files: r.files } };
   },
 });

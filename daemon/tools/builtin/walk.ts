@@ -1,15 +1,19 @@
-/** A bounded, cancellable walk over the files under a folder, for glob and grep. */
-import type { Dirent } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+/**
+ * A bounded walk over the files under a folder, for glob and grep. Synchronous on purpose: it runs
+ * inside the search worker (search-worker.ts), where blocking calls stall nothing else and stay off
+ * libuv's thread pool, which the daemon's own file and LevelDB work shares.
+ */
+import { readdirSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 
 /** Never interesting to search, and often huge. */
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set([".git", "node_modules"]);
 
 export interface WalkLimits {
-  signal: AbortSignal;
   /** Stops after this many directory entries, so a walk of `/` still ends. */
   maxEntries?: number;
+  /** Asked before each folder is read; false ends the walk (the caller knows why). */
+  goOn?(): boolean;
 }
 
 export interface WalkState {
@@ -21,8 +25,8 @@ export interface WalkState {
  * Yields absolute file paths under `root` (or `root` itself when it is a file), folders in name
  * order. Symlinked folders are not followed, so link cycles cannot trap the walk.
  */
-export async function* walkFiles(root: string, limits: WalkLimits, state: WalkState = { incomplete: false }): AsyncGenerator<string> {
-  const top = await stat(root);
+export function* walkFiles(root: string, limits: WalkLimits = {}, state: WalkState = { incomplete: false }): Generator<string> {
+  const top = statSync(root);
   if (!top.isDirectory()) {
     yield root;
     return;
@@ -30,11 +34,11 @@ export async function* walkFiles(root: string, limits: WalkLimits, state: WalkSt
   let budget = limits.maxEntries ?? 200_000;
   const stack = [root];
   while (stack.length) {
-    if (limits.signal.aborted) return;
+    if (limits.goOn && !limits.goOn()) return;
     const dir = stack.pop()!;
     let entries: Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       continue;
     }
@@ -48,7 +52,7 @@ export async function* walkFiles(root: string, limits: WalkLimits, state: WalkSt
       const full = join(dir, e.name);
       if (e.isDirectory()) {
         if (!SKIPPED_DIRS.has(e.name)) subdirs.push(full);
-      } else if (e.isFile() || (e.isSymbolicLink() && (await isFile(full)))) {
+      } else if (e.isFile() || (e.isSymbolicLink() && isFile(full))) {
         yield full;
       }
     }
@@ -56,9 +60,9 @@ export async function* walkFiles(root: string, limits: WalkLimits, state: WalkSt
   }
 }
 
-async function isFile(path: string): Promise<boolean> {
+function isFile(path: string): boolean {
   try {
-    return (await stat(path)).isFile();
+    return statSync(path).isFile();
   } catch {
     return false;
   }

@@ -1,0 +1,177 @@
+/**
+ * The work of grep and glob over a folder: walk, read, match, format. It runs inside the search
+ * worker (search-worker.ts), never on the daemon's event loop, because a model-written pattern can
+ * take exponential time and a large tree takes long to read. Plain data in, plain data out, so it
+ * crosses the thread boundary as is.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { basename, relative } from "node:path";
+import { decodeBytes, looksBinary } from "../local-files.js";
+import { displayPath } from "../workspace.js";
+import { clip, toPosix } from "./common.js";
+import { globToRegExp } from "./glob-match.js";
+import { walkFiles, type WalkState } from "./walk.js";
+
+export const GREP_MAX_LINE_CHARS = 300;
+export const GREP_MAX_FILE_BYTES = 2 * 1024 * 1024;
+export const GLOB_MAX_RESULTS = 1000;
+
+export interface GrepJob {
+  kind: "grep";
+  /** Absolute, links resolved: a folder to walk or one file. */
+  root: string;
+  /** Paths are shown relative to it. */
+  cwd: string;
+  /** RegExp source and flags, already known to compile. */
+  source: string;
+  flags: string;
+  /** Only files matching this glob ("*.ts" by name anywhere, "src/**" relative to root). */
+  glob?: string;
+  maxResults: number;
+  /** Date.now() after which the job stops and returns what it found. */
+  deadline: number;
+}
+
+export interface GlobJob {
+  kind: "glob";
+  root: string;
+  cwd: string;
+  /** The glob, relative to root. */
+  glob: string;
+  deadline: number;
+}
+
+export type SearchJob = GrepJob | GlobJob;
+
+export interface GrepResult {
+  kind: "grep";
+  /** `path:line: text`, at most maxResults of them. */
+  hits: string[];
+  files: number;
+  /** More matches exist than maxResults. */
+  more: boolean;
+  /** The walk's entry budget ran out. */
+  incomplete: boolean;
+  /** The deadline passed; what was found so far is returned. */
+  timedOut: boolean;
+}
+
+export interface GlobResult {
+  kind: "glob";
+  /** The first GLOB_MAX_RESULTS matches, sorted, as shown to the model. */
+  shown: string[];
+  count: number;
+  incomplete: boolean;
+  timedOut: boolean;
+}
+
+export type SearchResult = GrepResult | GlobResult;
+
+/**
+ * Where the job is, for the watchdog on the daemon's side: slot TICKS moves after every line and
+ * every file, and slot MATCHING is 1 while a pattern runs. A counter in shared memory costs the
+ * job nothing and the event loop no messages; a stuck regex shows as a counter that stops.
+ */
+export const TICKS = 0;
+export const MATCHING = 1;
+export const PROGRESS_SLOTS = 2;
+
+/** A filter without "/" matches file names anywhere ("*.ts"), as in ripgrep's --glob. */
+export function fileFilter(glob: string | undefined): ((root: string, file: string) => boolean) | undefined {
+  if (!glob) return undefined;
+  const re = globToRegExp(glob);
+  return glob.includes("/") ? (root, file) => re.test(toPosix(relative(root, file))) : (_root, file) => re.test(basename(file));
+}
+
+export function runSearchJob(job: SearchJob, progress: Int32Array): SearchResult {
+  return job.kind === "grep" ? grep(job, progress) : glob(job, progress);
+}
+
+function tick(progress: Int32Array): void {
+  Atomics.add(progress, TICKS, 1);
+}
+
+function matching(progress: Int32Array, on: boolean): void {
+  Atomics.store(progress, MATCHING, on ? 1 : 0);
+}
+
+function grep(job: GrepJob, progress: Int32Array): GrepResult {
+  const re = new RegExp(job.source, job.flags);
+  const filter = fileFilter(job.glob);
+  const hits: string[] = [];
+  const files = new Set<string>();
+  const state: WalkState = { incomplete: false };
+  let more = false;
+  let timedOut = false;
+  const goOn = (): boolean => {
+    tick(progress);
+    if (Date.now() > job.deadline) timedOut = true;
+    return !timedOut;
+  };
+  for (const file of walkFiles(job.root, { goOn }, state)) {
+    if (more || !goOn()) break;
+    if (filter && !filter(job.root, file)) continue;
+    const lines = readText(file);
+    if (!lines) continue;
+    const shown = displayPath(job.cwd, file);
+    matching(progress, true);
+    for (let i = 0; i < lines.length; i++) {
+      const hit = re.test(lines[i]!);
+      tick(progress);
+      if ((i & 1023) === 1023 && Date.now() > job.deadline) {
+        timedOut = true;
+        break;
+      }
+      if (!hit) continue;
+      if (hits.length >= job.maxResults) {
+        more = true;
+        break;
+      }
+      hits.push(`${shown}:${i + 1}: ${clip(lines[i]!.replace(/\r$/, ""), GREP_MAX_LINE_CHARS)}`);
+      files.add(file);
+    }
+    matching(progress, false);
+    if (timedOut) break;
+  }
+  return { kind: "grep", hits, files: files.size, more, incomplete: state.incomplete, timedOut };
+}
+
+/** A searchable file's lines, or undefined for files grep skips (huge, binary, unreadable). */
+function readText(file: string): string[] | undefined {
+  try {
+    if (statSync(file).size > GREP_MAX_FILE_BYTES) return undefined;
+    const bytes = readFileSync(file);
+    if (looksBinary(bytes)) return undefined;
+    return decodeBytes(bytes).text.split("\n");
+  } catch {
+    // Unreadable files (permissions, vanished mid-walk) are simply not searched.
+    return undefined;
+  }
+}
+
+function glob(job: GlobJob, progress: Int32Array): GlobResult {
+  const re = globToRegExp(job.glob);
+  const found: string[] = [];
+  const state: WalkState = { incomplete: false };
+  let timedOut = false;
+  const goOn = (): boolean => {
+    tick(progress);
+    if (Date.now() > job.deadline) timedOut = true;
+    return !timedOut;
+  };
+  for (const file of walkFiles(job.root, { goOn }, state)) {
+    matching(progress, true);
+    const hit = re.test(toPosix(relative(job.root, file)));
+    matching(progress, false);
+    tick(progress);
+    if (hit) found.push(file);
+  }
+  found.sort();
+  return {
+    kind: "glob",
+    shown: found.slice(0, GLOB_MAX_RESULTS).map((f) => displayPath(job.cwd, f)),
+    count: found.length,
+    incomplete: state.incomplete,
+    timedOut,
+  };
+}

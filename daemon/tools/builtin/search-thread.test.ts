@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, test } from "node:test";
+import { call, fixture, type Fixture } from "./fixture.js";
+import { globTool } from "./glob.js";
+import { grepTool } from "./grep.js";
+import { DEFAULT_STALL_MS, runSearch, searchWorkersRunning, setSearchStallBound } from "./search-thread.js";
+
+let f: Fixture;
+const put = (p: string, body: string | Buffer) => {
+  mkdirSync(dirname(join(f.dir, p)), { recursive: true });
+  writeFileSync(join(f.dir, p), body);
+};
+beforeEach(() => {
+  f = fixture();
+  put("ok.txt", "plain line\n");
+  // (a+)+$ against a run of a's ended by "b" backtracks 2^n ways before it fails: 27 of them blocked
+  // the old in-loop grep for 5.9 s; 40 would take days.
+  put("evil.txt", `${"a".repeat(40)}b\n`);
+});
+afterEach(() => {
+  setSearchStallBound(() => DEFAULT_STALL_MS);
+  f.cleanup();
+});
+
+test("a pattern that stops making progress is stopped, its thread terminated, with a clear error for the model", async () => {
+  setSearchStallBound(() => 300);
+  const r = await call(grepTool, { pattern: "(a+)+$" }, f.ctx);
+  assert.equal(r.failed, true);
+  assert.match(r.output, /^The pattern took longer than 0\.3 s; simplify it/);
+  assert.equal(searchWorkersRunning(), 0);
+  setSearchStallBound(() => DEFAULT_STALL_MS);
+  // The next search runs normally.
+  assert.equal((await call(grepTool, { pattern: "plain" }, f.ctx)).output, "ok.txt:1: plain line");
+});
+
+test("the stall bound is about progress: a slow search that keeps moving is not stopped by it", async () => {
+  // Each line costs the pattern about a millisecond of backtracking and the file as a whole about
+  // twice the bound, so only a per-line view of progress lets it finish. The bound stays far above
+  // a line's cost: the thread runs at the lowest priority and may wait for a CPU on a busy machine.
+  put("slow.txt", Array.from({ length: 2500 }, (_, i) => (i % 100 === 0 ? `${"x".repeat(16)}y` : `${"x".repeat(16)}z`)).join("\n"));
+  const out = await runSearch(
+    { kind: "grep", root: join(f.dir, "slow.txt"), cwd: f.dir, source: "^(x+)+y", flags: "", maxResults: 1000 },
+    { signal: new AbortController().signal, stallMs: 1000 },
+  );
+  assert.equal(out.status, "done");
+  assert.equal(out.status === "done" && out.result.hits.length, 25);
+  assert.equal(searchWorkersRunning(), 0);
+});
+
+test("cancelling a search ends it at once and leaves no thread", async () => {
+  const abort = new AbortController();
+  const pending = runSearch(
+    { kind: "grep", root: f.dir, cwd: f.dir, source: "(a+)+$", flags: "", maxResults: 10 },
+    { signal: abort.signal, stallMs: 60_000 },
+  );
+  abort.abort();
+  assert.deepEqual(await pending, { status: "cancelled" });
+  assert.equal(searchWorkersRunning(), 0);
+  f.abort.abort();
+  assert.equal((await call(grepTool, { pattern: "plain" }, f.ctx)).output, "Cancelled.");
+});
+
+test("a search past its overall deadline stops and says its results are partial", async () => {
+  const out = await runSearch({ kind: "glob", root: f.dir, cwd: f.dir, glob: "**" }, { signal: new AbortController().signal, totalMs: 0 });
+  assert.equal(out.status, "done");
+  assert.equal(out.status === "done" && out.result.timedOut, true);
+});
+
+test("a missing root fails with the file-system error, as before", async () => {
+  const g = await call(globTool, { pattern: "*.ts", path: "nope" }, f.ctx);
+  assert.equal(g.failed, true);
+  assert.match(g.output, /No such file or directory: nope/);
+  const r = await call(grepTool, { pattern: "x", path: "nope/a.txt" }, f.ctx);
+  assert.match(r.output, /No such file or directory: nope\/a\.txt/);
+});

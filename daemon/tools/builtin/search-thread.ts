@@ -1,0 +1,132 @@
+/**
+ * Runs a search job (search-job.ts) on its own worker thread, so neither a slow walk nor a pattern
+ * that backtracks exponentially holds the daemon's event loop, which every window's sessions share.
+ * A regex cannot be interrupted from inside its thread: a job that stops making progress for the
+ * stall bound is terminated, thread and all, and so is one whose call is cancelled.
+ */
+import { Worker } from "node:worker_threads";
+import { MATCHING, PROGRESS_SLOTS, TICKS, type GlobJob, type GlobResult, type GrepJob, type GrepResult, type SearchJob, type SearchResult } from "./search-job.js";
+import type { WorkerReply } from "./search-worker.js";
+
+/** A real file beside this one in dist, so it works wherever the compiled daemon runs from. */
+const WORKER_URL = new URL("./search-worker.js", import.meta.url);
+
+export const DEFAULT_STALL_MS = 10_000;
+/** A whole search stops (keeping what it found) after this, or after the stall bound if longer. */
+export const MIN_TOTAL_MS = 60_000;
+/** A walk that lists a huge tree holds every path; more than that is a runaway. */
+const WORKER_HEAP_MB = 256;
+
+let stallBound: () => number = () => DEFAULT_STALL_MS;
+
+/** The daemon's configured bound (searchTimeoutSeconds), read at each search. */
+export function setSearchStallBound(get: () => number): void {
+  stallBound = get;
+}
+
+export type SearchSpec = Omit<GrepJob, "deadline"> | Omit<GlobJob, "deadline">;
+type ResultOf<S extends SearchSpec> = S extends { kind: "grep" } ? GrepResult : GlobResult;
+
+export type SearchOutcome<R extends SearchResult = SearchResult> =
+  /** `timeLimitMs` is the bound a result with `timedOut` ran into. */
+  | { status: "done"; result: R; timeLimitMs: number }
+  /** The job threw, e.g. ENOENT for its root; `error.code` is kept for fsErrorMessage. */
+  | { status: "failed"; error: Error & { code?: string } }
+  /** No progress for `boundMs`; `matching` tells a stuck pattern from stuck file reads. */
+  | { status: "stalled"; matching: boolean; boundMs: number }
+  | { status: "cancelled" }
+  | { status: "crashed"; message: string };
+
+let running = 0;
+
+/** Search threads alive now (for /metrics, and for tests that a stopped search left none). */
+export function searchWorkersRunning(): number {
+  return running;
+}
+
+export function runSearch<S extends SearchSpec>(
+  spec: S,
+  opts: { signal: AbortSignal; stallMs?: number; totalMs?: number },
+): Promise<SearchOutcome<ResultOf<S>>> {
+  if (opts.signal.aborted) return Promise.resolve({ status: "cancelled" });
+  const stallMs = opts.stallMs ?? stallBound();
+  const totalMs = opts.totalMs ?? Math.max(MIN_TOTAL_MS, stallMs);
+  const job = { ...spec, deadline: Date.now() + totalMs } as SearchJob;
+  const shared = new SharedArrayBuffer(PROGRESS_SLOTS * Int32Array.BYTES_PER_ELEMENT);
+  const progress = new Int32Array(shared);
+  const worker = new Worker(WORKER_URL, {
+    workerData: { job, progress: shared },
+    env: {},
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+  });
+  running++;
+  return new Promise((resolve) => {
+    let settled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    // Every outcome waits for the thread to be gone (a finished one ends by itself at once), so a
+    // stopped search leaves no CPU burning behind it and the count of threads is exact.
+    const finish = (outcome: SearchOutcome<ResultOf<S>>): void => {
+      if (settled) return;
+      settled = true;
+      clearInterval(watchdog);
+      opts.signal.removeEventListener("abort", onAbort);
+      worker.terminate().then(
+        () => resolve(outcome),
+        () => resolve(outcome),
+      );
+    };
+    const onAbort = (): void => finish({ status: "cancelled" });
+    opts.signal.addEventListener("abort", onAbort, { once: true });
+
+    // The stall clock starts at the job's first tick, so starting a thread under load is no stall;
+    // a thread that never gets going is stopped once the whole search's time is up.
+    const started = performance.now();
+    let lastTicks = 0;
+    let lastMove = started;
+    watchdog = setInterval(
+      () => {
+        const ticks = Atomics.load(progress, TICKS);
+        const now = performance.now();
+        if (ticks !== lastTicks) {
+          lastTicks = ticks;
+          lastMove = now;
+        } else if (ticks > 0 && now - lastMove >= stallMs) {
+          finish({ status: "stalled", matching: Atomics.load(progress, MATCHING) === 1, boundMs: stallMs });
+        } else if (now - started >= totalMs + stallMs) {
+          finish({ status: "crashed", message: `the search thread did not finish within ${seconds(totalMs + stallMs)} s` });
+        }
+      },
+      Math.max(10, Math.min(250, stallMs / 10)),
+    );
+    watchdog.unref();
+    worker.once("message", (reply: WorkerReply) => {
+      if (reply.ok) return finish({ status: "done", result: reply.result as ResultOf<S>, timeLimitMs: totalMs });
+      const error: Error & { code?: string } = new Error(reply.error.message);
+      if (reply.error.code) error.code = reply.error.code;
+      finish({ status: "failed", error });
+    });
+    worker.once("error", (err) => finish({ status: "crashed", message: err.message }));
+    worker.once("exit", (code) => {
+      running--;
+      finish({ status: "crashed", message: `the search thread ended with code ${code} before it answered` });
+    });
+  });
+}
+
+/** How a search that did not finish reads to the model; `what` names the pattern's kind. */
+export function unfinishedMessage(outcome: Exclude<SearchOutcome, { status: "done" | "failed" }>, what: string): string {
+  switch (outcome.status) {
+    case "cancelled":
+      return "Cancelled.";
+    case "stalled":
+      return outcome.matching
+        ? `The ${what} took longer than ${seconds(outcome.boundMs)} s; simplify it (nested quantifiers such as (a+)+ can take exponential time on some lines).`
+        : `Reading files made no progress for ${seconds(outcome.boundMs)} s (a slow or hung file system?); the search was stopped. Narrow the path.`;
+    case "crashed":
+      return `The search failed: ${outcome.message}`;
+  }
+}
+
+export function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
+}

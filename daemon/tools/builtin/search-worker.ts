@@ -1,0 +1,38 @@
+/**
+ * The search worker's entry: one job from workerData, one message back, then the thread ends. The
+ * daemon terminates it instead when it stalls or the call is cancelled (search-thread.ts).
+ */
+import { readlinkSync } from "node:fs";
+import { setPriority } from "node:os";
+import { parentPort, workerData } from "node:worker_threads";
+import { runSearchJob, type SearchJob } from "./search-job.js";
+
+export type WorkerReply =
+  | { ok: true; result: ReturnType<typeof runSearchJob> }
+  | { ok: false; error: { message: string; code: string | undefined } };
+
+lowerPriority();
+
+const { job, progress } = workerData as { job: SearchJob; progress: SharedArrayBuffer };
+let reply: WorkerReply;
+try {
+  reply = { ok: true, result: runSearchJob(job, new Int32Array(progress)) };
+} catch (err) {
+  const code = (err as { code?: unknown } | null)?.code;
+  reply = { ok: false, error: { message: err instanceof Error ? err.message : String(err), code: typeof code === "string" ? code : undefined } };
+}
+parentPort!.postMessage(reply);
+
+/**
+ * A search that burns a core (a stuck pattern, until the watchdog ends it) must not take it from
+ * the daemon's event-loop thread. Linux schedules each thread as a task of its own, so this thread
+ * alone can go to the lowest priority; where that is not possible the search runs as it is.
+ */
+function lowerPriority(): void {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 19);
+  } catch {
+    // No /proc/thread-self (not Linux) or not allowed: same priority as the daemon.
+  }
+}

@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { routedCommands } from "./editor-commands.js";
+import { routedFiles } from "./editor-files.js";
+import { askEditor, EditorTimeoutError } from "./editor-request.js";
+import { localFiles } from "./local-files.js";
+import type { CommandRunner, EditorPort } from "./types.js";
+
+const dir = realpathSync(mkdtempSync(join(tmpdir(), "reasonix-editor-")));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Call {
+  method: string;
+  signal: AbortSignal | undefined;
+}
+
+/** A window that answers only the methods given and sits on every other request until withdrawn. */
+function editor(answers: Record<string, unknown> = {}): { port: EditorPort; calls: Call[]; asked(method: string): Promise<void> } {
+  const calls: Call[] = [];
+  const waiters: { method: string; resolve(): void }[] = [];
+  const port: EditorPort = {
+    closed: false,
+    request(method, _params, opts) {
+      calls.push({ method, signal: opts?.signal });
+      for (const w of waiters.filter((w) => w.method === method)) w.resolve();
+      if (Object.hasOwn(answers, method)) return Promise.resolve(answers[method]);
+      return new Promise((_resolve, reject) => {
+        opts?.signal?.addEventListener("abort", () => reject(new Error(`${method} withdrawn`)), { once: true });
+      });
+    },
+  };
+  const asked = (method: string): Promise<void> =>
+    calls.some((c) => c.method === method) ? Promise.resolve() : new Promise((resolve) => waiters.push({ method, resolve }));
+  return { port, calls, asked };
+}
+
+const noLocal: CommandRunner = {
+  run: () => Promise.reject(new Error("the command should have gone to the editor")),
+};
+
+test("a request the editor never answers is withdrawn at its bound and fails naming the method", async () => {
+  const e = editor();
+  await assert.rejects(askEditor(e.port, "fs/read_text_file", {}, { timeoutMs: 20 }), (err: unknown) => {
+    assert.ok(err instanceof EditorTimeoutError);
+    assert.match(err.message, /^the editor did not answer fs\/read_text_file within [\d.]+ s$/);
+    return true;
+  });
+  assert.equal(e.calls[0]!.signal!.aborted, true);
+  const cancel = new AbortController();
+  const pending = askEditor(e.port, "terminal/create", {}, { timeoutMs: 60_000, signal: cancel.signal });
+  cancel.abort();
+  await assert.rejects(pending, /terminal\/create withdrawn/);
+  assert.equal(e.calls[1]!.signal!.aborted, true);
+});
+
+test("fs through a silent editor: a read falls back to the disk, a write fails with the bound in its message", async () => {
+  const p = join(dir, "a.txt");
+  writeFileSync(p, "on disk\n");
+  const e = editor();
+  const files = routedFiles("s1", () => e.port, localFiles(), new AbortController().signal, 20);
+  assert.deepEqual(await files.read(p), { text: "on disk\n", encoding: "utf8" });
+  await assert.rejects(files.write(p, "new\n"), /the editor did not answer fs\/write_text_file within/);
+  assert.deepEqual(
+    e.calls.map((c) => [c.method, c.signal?.aborted]),
+    [
+      ["fs/read_text_file", true],
+      ["fs/write_text_file", true],
+    ],
+  );
+});
+
+test("terminal/create follows the turn's cancel and has a bound of its own", async () => {
+  const e = editor();
+  const cancel = new AbortController();
+  const run = routedCommands("s1", () => e.port, noLocal, 60_000).run("true", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal });
+  cancel.abort();
+  await assert.rejects(run, /terminal\/create withdrawn/);
+  const bounded = routedCommands("s1", () => e.port, noLocal, 20).run("true", { cwd: dir, timeoutMs: 60_000, signal: new AbortController().signal });
+  await assert.rejects(bounded, /the editor did not answer terminal\/create within/);
+});
+
+test("wait_for_exit lasts as long as the command may, is then withdrawn, and the terminal is killed and released", async () => {
+  const e = editor({
+    "terminal/create": { terminalId: "t1" },
+    "terminal/kill": {},
+    "terminal/output": { output: "partial", truncated: false },
+    "terminal/release": {},
+  });
+  const r = await routedCommands("s1", () => e.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 20, signal: new AbortController().signal });
+  assert.equal(r.timedOut, true);
+  assert.equal(r.output, "partial");
+  assert.deepEqual(
+    e.calls.map((c) => c.method),
+    ["terminal/create", "terminal/wait_for_exit", "terminal/kill", "terminal/output", "terminal/release"],
+  );
+  assert.equal(e.calls[1]!.signal!.aborted, true);
+
+  const cancel = new AbortController();
+  const e2 = editor({ "terminal/create": { terminalId: "t2" }, "terminal/kill": {}, "terminal/output": { output: "", truncated: false }, "terminal/release": {} });
+  const pending = routedCommands("s1", () => e2.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal });
+  await e2.asked("terminal/wait_for_exit");
+  cancel.abort();
+  const c = await pending;
+  assert.equal(c.cancelled, true);
+  assert.equal(e2.calls[1]!.signal!.aborted, true);
+  assert.equal(e2.calls.at(-1)!.method, "terminal/release");
+});
