@@ -20,7 +20,7 @@ test("defaults, file values and environment overrides", () => {
   assert.equal(resolveConfig({}, {}).maxSteps, 50);
   assert.equal(resolveConfig({}, {}).searchTimeoutSeconds, 10);
   assert.equal(resolveConfig({ searchTimeoutSeconds: 30 }, { REASONIX_SEARCH_TIMEOUT_SECONDS: "2" }).searchTimeoutSeconds, 2);
-  assert.equal(resolveConfig({ searchTimeoutSeconds: 30 }, { REASONIX_SEARCH_TIMEOUT_SECONDS: "0" }).searchTimeoutSeconds, 30);
+  assert.throws(() => resolveConfig({ searchTimeoutSeconds: 30 }, { REASONIX_SEARCH_TIMEOUT_SECONDS: "0" }), /REASONIX_SEARCH_TIMEOUT_SECONDS="0"/, "a bad value is an error, never silently ignored");
 });
 
 test("environment overrides go through the same schema: a bad value is an error naming the variable", () => {

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import { editFileTool } from "./edit-file.js";
-import { call, fixture, prepared, type Fixture } from "./fixture.js";
+import { call, fixture, prepared, type Fixture } from "../../../test/support/tool-fixture.js";
 import { writeFileTool } from "./write-file.js";
 
 let f: Fixture;

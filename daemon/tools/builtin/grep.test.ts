@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
-import { call, fixture, prepared, type Fixture } from "./fixture.js";
+import { call, fixture, prepared, type Fixture } from "../../../test/support/tool-fixture.js";
 import { grepTool } from "./grep.js";
 
 let f: Fixture;

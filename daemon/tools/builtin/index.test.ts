@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Ajv } from "ajv";
 import { askUserTool } from "./ask-user.js";
-import { call, fixture } from "./fixture.js";
+import { call, fixture } from "../../../test/support/tool-fixture.js";
 import { builtinTools } from "./index.js";
 import { todoWriteTool } from "./todo-write.js";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
-import { call, fixture, prepared, type Fixture } from "./fixture.js";
+import { call, fixture, prepared, type Fixture } from "../../../test/support/tool-fixture.js";
 import { readFileTool } from "./read-file.js";
 import { listDirectoryTool } from "./list-directory.js";
 

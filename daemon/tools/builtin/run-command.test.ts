@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import type { CommandRunner } from "../types.js";
-import { call, fixture, prepared, type Fixture } from "./fixture.js";
+import { call, fixture, prepared, type Fixture } from "../../../test/support/tool-fixture.js";
 import { runCommandTool } from "./run-command.js";
 
 let f: Fixture;

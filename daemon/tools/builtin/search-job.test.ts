@@ -11,7 +11,7 @@ import { afterEach, beforeEach, test } from "node:test";
 import { decodeBytes, looksBinary } from "../local-files.js";
 import { displayPath } from "../workspace.js";
 import { absPath, clip, toPosix } from "./common.js";
-import { call, fixture, type Fixture } from "./fixture.js";
+import { call, fixture, type Fixture } from "../../../test/support/tool-fixture.js";
 import { globToRegExp, splitGlob } from "./glob-match.js";
 import { globTool } from "./glob.js";
 import { grepTool } from "./grep.js";

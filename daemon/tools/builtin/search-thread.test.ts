@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
-import { call, fixture, type Fixture } from "./fixture.js";
+import { call, fixture, type Fixture } from "../../../test/support/tool-fixture.js";
 import { globTool } from "./glob.js";
 import { grepTool } from "./grep.js";
 import { DEFAULT_STALL_MS, runSearch, searchWorkersRunning, setSearchStallBound } from "./search-thread.js";

@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { localCommands } from "../local-commands.js";
-import { localFiles } from "../local-files.js";
-import type { PlanEntry, Tool, ToolContext, ToolResult } from "../types.js";
+import { localCommands } from "../../daemon/tools/local-commands.js";
+import { localFiles } from "../../daemon/tools/local-files.js";
+import type { PlanEntry, Tool, ToolContext, ToolResult } from "../../daemon/tools/types.js";
 
 export interface Fixture {
   dir: string;
