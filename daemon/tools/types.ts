@@ -3,7 +3,7 @@
  * editor should show the call, what the permission gate must judge, and the work itself.
  */
 import type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry, ToolCallUpdate } from "@agentclientprotocol/sdk";
-import type { z } from "zod";
+import { z } from "zod";
 
 export type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry };
 
@@ -84,9 +84,10 @@ export interface ToolControls {
 export interface ToolDefinition<A = unknown> {
   name: string;
   description: string;
-  /** JSON Schema of the arguments, as the model sees it. */
-  parameters: Record<string, unknown>;
-  /** Parses what the model sent; a failure goes back to the model as a tool error. */
+  /**
+   * Parses what the model sent (a failure goes back to the model as a tool error), and is the one
+   * source of the JSON Schema the model sees (with each field's `.describe()`): the two cannot drift.
+   */
   args: z.ZodType<A>;
   kind: ToolKind;
   title(args: A, ctx: Pick<ToolContext, "cwd">): string;
@@ -113,11 +114,17 @@ export interface Tool {
   prepare(rawArgs: unknown, ctx: Pick<ToolContext, "cwd" | "roots">): { ok: true; call: PreparedCall } | { ok: false; error: string };
 }
 
+/** The model-facing JSON Schema of a tool's arguments: what the model may send (zod's input side). */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  return rest;
+}
+
 export function defineTool<A>(def: ToolDefinition<A>): Tool {
   return {
     name: def.name,
     description: def.description,
-    parameters: def.parameters,
+    parameters: jsonSchemaOf(def.args),
     kind: def.kind,
     prepare(rawArgs, ctx) {
       const parsed = def.args.safeParse(rawArgs);

@@ -3,8 +3,8 @@ import { defineTool } from "../types.js";
 import { clip, textContent } from "./common.js";
 
 const args = z.object({
-  question: z.string().min(1),
-  choices: z.array(z.string().min(1)).min(1).max(10),
+  question: z.string().min(1).describe("The question, short and self-contained."),
+  choices: z.array(z.string().min(1)).min(1).max(10).describe("The answers the user can pick from (1 to 10), each a few words."),
 });
 
 export const askUserTool = defineTool({
@@ -12,20 +12,6 @@ export const askUserTool = defineTool({
   description:
     "Ask the user a question with a fixed set of answers and wait for the choice. Use it only when you cannot " +
     "reasonably decide yourself (e.g. a real ambiguity in the request); the user may dismiss it.",
-  parameters: {
-    type: "object",
-    properties: {
-      question: { type: "string", description: "The question, short and self-contained." },
-      choices: {
-        type: "array",
-        minItems: 1,
-        maxItems: 10,
-        items: { type: "string", minLength: 1 },
-        description: "The answers the user can pick from (1 to 10), each a few words.",
-      },
-    },
-    required: ["question", "choices"],
-  },
   args,
   kind: "other",
   title: (a) => `Ask: ${clip(a.question.replace(/\s+/g, " ").trim(), 80)}`,

@@ -2,17 +2,24 @@ import { z } from "zod";
 import { defineTool, type TextEncodingName } from "../types.js";
 import { absPath, failure, fsErrorMessage, plural, shownPath } from "./common.js";
 
-const edit = z.object({ oldText: z.string(), newText: z.string(), replaceAll: z.boolean().optional() });
+const edit = z.object({
+  oldText: z.string().describe("Exact text to replace, including whitespace and indentation. Must occur exactly once unless replaceAll."),
+  newText: z.string().describe("Text to put in its place."),
+  replaceAll: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one (default false)."),
+});
 type Edit = z.infer<typeof edit>;
 
-/** The `edits` list is the real form; a lone top-level oldText/newText is taken as a one-edit list. */
+/**
+ * The `edits` list is the real form; a lone top-level oldText/newText is taken as a one-edit list.
+ * "edits, or oldText+newText" is checked by the refinement: a root-level anyOf is refused by some providers.
+ */
 const args = z
   .object({
-    path: z.string().min(1),
-    edits: z.array(edit).min(1).optional(),
-    oldText: z.string().optional(),
-    newText: z.string().optional(),
-    replaceAll: z.boolean().optional(),
+    path: z.string().min(1).describe("File to edit, relative to the working directory or absolute."),
+    edits: z.array(edit).min(1).optional().describe("The replacements, applied in order."),
+    oldText: z.string().optional().describe("Shorthand for a single edit: exact text to replace (use with newText instead of edits)."),
+    newText: z.string().optional().describe("Shorthand for a single edit: the replacement text."),
+    replaceAll: z.boolean().optional().describe("Shorthand for a single edit: replace every occurrence."),
   })
   .refine((a) => a.edits !== undefined || (a.oldText !== undefined && a.newText !== undefined), {
     message: "give either edits: [{oldText, newText}] or oldText and newText",
@@ -21,16 +28,6 @@ const args = z
     path: a.path,
     edits: a.edits ?? [{ oldText: a.oldText!, newText: a.newText!, replaceAll: a.replaceAll }],
   }));
-
-const editSchema = {
-  type: "object",
-  properties: {
-    oldText: { type: "string", description: "Exact text to replace, including whitespace and indentation. Must occur exactly once unless replaceAll." },
-    newText: { type: "string", description: "Text to put in its place." },
-    replaceAll: { type: "boolean", description: "Replace every occurrence instead of requiring exactly one (default false)." },
-  },
-  required: ["oldText", "newText"],
-};
 
 function occurrences(text: string, needle: string): number {
   let n = 0;
@@ -65,18 +62,6 @@ export const editFileTool = defineTool({
     "edits are applied in order, each to the result of the previous one, and nothing is written unless all of them apply. " +
     "Read the file first and copy oldText exactly, with enough context to be unique. " +
     "Give either edits, or oldText and newText for a single edit.",
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "File to edit, relative to the working directory or absolute." },
-      edits: { type: "array", minItems: 1, items: editSchema, description: "The replacements, applied in order." },
-      oldText: { type: "string", description: "Shorthand for a single edit: exact text to replace (use with newText instead of edits)." },
-      newText: { type: "string", description: "Shorthand for a single edit: the replacement text." },
-      replaceAll: { type: "boolean", description: "Shorthand for a single edit: replace every occurrence." },
-    },
-    // "edits, or oldText+newText" is checked by args; a root-level anyOf is refused by some providers.
-    required: ["path"],
-  },
   args,
   kind: "edit",
   title: (a, ctx) => `Edit ${shownPath(ctx, a.path)}`,

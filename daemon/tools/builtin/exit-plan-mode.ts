@@ -2,8 +2,8 @@ import { z } from "zod";
 import { defineTool } from "../types.js";
 
 const args = z.object({
-  plan: z.string().min(1),
-  steps: z.array(z.string().min(1)).optional(),
+  plan: z.string().min(1).describe("The plan, in Markdown: what you will change and why."),
+  steps: z.array(z.string().min(1)).optional().describe("Optional: the plan's steps, shown to the user as a checklist."),
 });
 
 export const exitPlanModeTool = defineTool({
@@ -11,14 +11,6 @@ export const exitPlanModeTool = defineTool({
   description:
     "In plan mode, present your finished plan to the user and ask to proceed. If the user approves, the session " +
     "leaves plan mode and you may edit files and run commands to carry the plan out; otherwise keep planning.",
-  parameters: {
-    type: "object",
-    properties: {
-      plan: { type: "string", description: "The plan, in Markdown: what you will change and why." },
-      steps: { type: "array", items: { type: "string" }, description: "Optional: the plan's steps, shown to the user as a checklist." },
-    },
-    required: ["plan"],
-  },
   args,
   kind: "switch_mode",
   title: () => "Ready to implement?",

@@ -6,7 +6,10 @@ import { GLOB_MAX_RESULTS as MAX_RESULTS } from "./search-job.js";
 import { runSearch, seconds, unfinishedMessage } from "./search-thread.js";
 import { SKIPPED_DIRS } from "./walk.js";
 
-const args = z.object({ pattern: z.string().min(1), path: z.string().optional() });
+const args = z.object({
+  pattern: z.string().min(1).describe('Glob pattern, e.g. "src/**/*.{ts,tsx}".'),
+  path: z.string().optional().describe("Folder to search from, relative to the working directory or absolute (default: the working directory)."),
+});
 type Args = z.infer<typeof args>;
 
 /** Where the walk starts: the path argument plus the pattern's literal leading folders. */
@@ -23,14 +26,6 @@ export const globTool = defineTool({
     "Supports ** (any number of folders), * and ? (within one name), {a,b} and [abc]. " +
     `"*.ts" matches only at the top; use "**/*.ts" for every folder. Skips ${[...SKIPPED_DIRS].join(" and ")}. ` +
     `Returns at most ${MAX_RESULTS} paths, sorted.`,
-  parameters: {
-    type: "object",
-    properties: {
-      pattern: { type: "string", description: 'Glob pattern, e.g. "src/**/*.{ts,tsx}".' },
-      path: { type: "string", description: "Folder to search from, relative to the working directory or absolute (default: the working directory)." },
-    },
-    required: ["pattern"],
-  },
   args,
   kind: "search",
   title: (a, ctx) => (a.path ? `Find ${a.pattern} in ${shownPath(ctx, a.path)}` : `Find ${a.pattern}`),

@@ -9,11 +9,11 @@ const DEFAULT_MAX = 200;
 const HARD_MAX = 1000;
 
 const args = z.object({
-  pattern: z.string().min(1),
-  path: z.string().optional(),
-  glob: z.string().optional(),
-  ignoreCase: z.boolean().optional(),
-  maxResults: z.number().int().min(1).max(HARD_MAX).optional(),
+  pattern: z.string().min(1).describe('JavaScript regular expression (no slashes or flags), e.g. "function\\s+load".'),
+  path: z.string().optional().describe("File or folder to search, relative to the working directory or absolute (default: the working directory)."),
+  glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts" (any folder) or "src/**/*.go" (relative to path).'),
+  ignoreCase: z.boolean().optional().describe("Match case-insensitively (default false)."),
+  maxResults: z.number().int().min(1).max(HARD_MAX).optional().describe(`Stop after this many matching lines (default ${DEFAULT_MAX}).`),
 });
 
 function scope(a: z.infer<typeof args>, ctx: Pick<ToolContext, "cwd">): string {
@@ -26,17 +26,6 @@ export const grepTool = defineTool({
     "Search file contents with a JavaScript regular expression, line by line. Prints `path:line: text` for each match. " +
     `Skips ${[...SKIPPED_DIRS].join(" and ")}, binary files and files over 2 MiB. ` +
     `Stops after maxResults matches (default ${DEFAULT_MAX}); long lines are clipped at ${MAX_LINE_CHARS} characters.`,
-  parameters: {
-    type: "object",
-    properties: {
-      pattern: { type: "string", description: 'JavaScript regular expression (no slashes or flags), e.g. "function\\s+load".' },
-      path: { type: "string", description: "File or folder to search, relative to the working directory or absolute (default: the working directory)." },
-      glob: { type: "string", description: 'Only search files matching this glob, e.g. "*.ts" (any folder) or "src/**/*.go" (relative to path).' },
-      ignoreCase: { type: "boolean", description: "Match case-insensitively (default false)." },
-      maxResults: { type: "integer", minimum: 1, maximum: HARD_MAX, description: `Stop after this many matching lines (default ${DEFAULT_MAX}).` },
-    },
-    required: ["pattern"],
-  },
   args,
   kind: "search",
   title: (a, ctx) => `Grep ${clip(a.pattern, 60)}${scope(a, ctx)}${a.glob ? ` (${a.glob})` : ""}`,

@@ -7,7 +7,9 @@ import { absPath, failure, fsErrorMessage, shownPath, textContent } from "./comm
 
 const MAX_ENTRIES = 1000;
 
-const args = z.object({ path: z.string().optional() });
+const args = z.object({
+  path: z.string().optional().describe("Folder to list, relative to the working directory or absolute (default: the working directory)."),
+});
 
 async function isDir(e: Dirent, full: string): Promise<boolean> {
   if (e.isDirectory()) return true;
@@ -24,12 +26,6 @@ export const listDirectoryTool = defineTool({
   description:
     "List the entries of one folder (not recursive), sorted by name; folders end with \"/\". " +
     "Use glob to find files by name pattern across folders.",
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "Folder to list, relative to the working directory or absolute (default: the working directory)." },
-    },
-  },
   args,
   kind: "read",
   title: (a, ctx) => `List ${shownPath(ctx, a.path)}`,

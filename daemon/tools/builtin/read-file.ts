@@ -7,9 +7,9 @@ const DEFAULT_LIMIT = 2000;
 const MAX_LINE_CHARS = 2000;
 
 const args = z.object({
-  path: z.string().min(1),
-  offset: z.number().int().min(1).optional(),
-  limit: z.number().int().min(1).optional(),
+  path: z.string().min(1).describe("File to read, relative to the working directory or absolute."),
+  offset: z.number().int().min(1).optional().describe("1-based line to start at (default 1)."),
+  limit: z.number().int().min(1).optional().describe(`How many lines to read (default ${DEFAULT_LIMIT}).`),
 });
 
 function lineRange(a: z.infer<typeof args>): string {
@@ -23,15 +23,6 @@ export const readFileTool = defineTool({
   description:
     "Read a text file. The output has a line number and a tab before each line (the numbers are not part of the file). " +
     `Reads the first ${DEFAULT_LIMIT} lines unless offset/limit say otherwise; use them to page through long files.`,
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "File to read, relative to the working directory or absolute." },
-      offset: { type: "integer", minimum: 1, description: "1-based line to start at (default 1)." },
-      limit: { type: "integer", minimum: 1, description: `How many lines to read (default ${DEFAULT_LIMIT}).` },
-    },
-    required: ["path"],
-  },
   args,
   kind: "read",
   title: (a, ctx) => `Read ${shownPath(ctx, a.path)}${lineRange(a)}`,

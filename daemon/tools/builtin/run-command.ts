@@ -8,9 +8,14 @@ const DEFAULT_TIMEOUT_S = 120;
 const MAX_TIMEOUT_S = 600;
 
 const args = z.object({
-  command: z.string().min(1),
-  cwd: z.string().optional(),
-  timeoutSeconds: z.number().positive().max(MAX_TIMEOUT_S).optional(),
+  command: z.string().min(1).describe('The shell command line, e.g. "npm test -- --grep parser".'),
+  cwd: z.string().optional().describe("Folder to run in, inside the workspace (default: the working directory)."),
+  timeoutSeconds: z
+    .number()
+    .positive()
+    .max(MAX_TIMEOUT_S)
+    .optional()
+    .describe(`Stop the command after this many seconds (default ${DEFAULT_TIMEOUT_S}, at most ${MAX_TIMEOUT_S}).`),
 });
 
 function report(r: CommandResult, timeoutS: number): string {
@@ -33,20 +38,6 @@ export const runCommandTool = defineTool({
     "Stdin is closed, so interactive prompts get end-of-file; pass flags like --yes instead. " +
     "Long output keeps only its beginning and end. Everything the command starts is stopped when it ends, " +
     `times out (default ${DEFAULT_TIMEOUT_S} s) or is cancelled, so do not start servers in the background.`,
-  parameters: {
-    type: "object",
-    properties: {
-      command: { type: "string", description: "The shell command line, e.g. \"npm test -- --grep parser\"." },
-      cwd: { type: "string", description: "Folder to run in, inside the workspace (default: the working directory)." },
-      timeoutSeconds: {
-        type: "number",
-        exclusiveMinimum: 0,
-        maximum: MAX_TIMEOUT_S,
-        description: `Stop the command after this many seconds (default ${DEFAULT_TIMEOUT_S}, at most ${MAX_TIMEOUT_S}).`,
-      },
-    },
-    required: ["command"],
-  },
   args,
   kind: "execute",
   title: (a, ctx) => `Run \`${clip(a.command.replace(/\s+/g, " ").trim(), 80)}\`${a.cwd ? ` in ${shownPath(ctx, a.cwd)}` : ""}`,

@@ -5,13 +5,15 @@ const STATUSES = ["pending", "in_progress", "completed"] as const;
 const PRIORITIES = ["high", "medium", "low"] as const;
 
 const args = z.object({
-  todos: z.array(
-    z.object({
-      content: z.string().min(1),
-      status: z.enum(STATUSES),
-      priority: z.enum(PRIORITIES).optional(),
-    }),
-  ),
+  todos: z
+    .array(
+      z.object({
+        content: z.string().min(1).describe("What to do, as a short imperative sentence."),
+        status: z.enum(STATUSES).describe("pending, in_progress or completed."),
+        priority: z.enum(PRIORITIES).optional().describe("high, medium or low (default medium)."),
+      }),
+    )
+    .describe("The whole todo list, in order."),
 });
 
 export const todoWriteTool = defineTool({
@@ -19,25 +21,6 @@ export const todoWriteTool = defineTool({
   description:
     "Record the plan for a multi-step task as a todo list the user can follow. Send the complete list every time " +
     "(it replaces the previous one); keep at most one item in_progress and mark items completed as soon as they are done.",
-  parameters: {
-    type: "object",
-    properties: {
-      todos: {
-        type: "array",
-        description: "The whole todo list, in order.",
-        items: {
-          type: "object",
-          properties: {
-            content: { type: "string", description: "What to do, as a short imperative sentence." },
-            status: { type: "string", enum: [...STATUSES], description: "pending, in_progress or completed." },
-            priority: { type: "string", enum: [...PRIORITIES], description: "high, medium or low (default medium)." },
-          },
-          required: ["content", "status"],
-        },
-      },
-    },
-    required: ["todos"],
-  },
   args,
   kind: "think",
   title: () => "Update plan",

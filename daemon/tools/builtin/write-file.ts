@@ -3,7 +3,10 @@ import { defineTool, type TextEncodingName } from "../types.js";
 import { fitsLatin1 } from "../local-files.js";
 import { absPath, failure, fsErrorMessage, plural, shownPath } from "./common.js";
 
-const args = z.object({ path: z.string().min(1), content: z.string() });
+const args = z.object({
+  path: z.string().min(1).describe("File to write, relative to the working directory or absolute."),
+  content: z.string().describe("The complete new content of the file."),
+});
 
 export function countLines(text: string): number {
   if (text === "") return 0;
@@ -15,14 +18,6 @@ export const writeFileTool = defineTool({
   description:
     "Create a file, or replace a file's whole content. Creates missing parent folders. " +
     "To change part of an existing file, prefer edit_file.",
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "File to write, relative to the working directory or absolute." },
-      content: { type: "string", description: "The complete new content of the file." },
-    },
-    required: ["path", "content"],
-  },
   args,
   kind: "edit",
   title: (a, ctx) => `Write ${shownPath(ctx, a.path)}`,
