@@ -11,7 +11,7 @@ export interface CommandSessionView {
   toolApproval: string;
   cwd: string;
   additionalDirectories: string[];
-  goal?: { text: string; status: string; turns: number };
+  goal?: { text: string; status: string; turns: number } | undefined;
   usage?: { rounds: number; promptTokens: number; completionTokens: number; cacheHitTokens: number; cacheMissTokens: number; reasoningTokens: number };
 }
 

@@ -122,7 +122,7 @@ export class McpHub {
       this.log.info({ server: state.name, tools: state.tools.length, prompts: state.prompts.length }, "MCP server connected");
     } catch (err) {
       state.status = "failed";
-      state.error = (err as Error).message.split("\n")[0];
+      state.error = (err as Error).message.split("\n")[0] ?? "";
       this.log.warn({ server: state.name, error: state.error }, "MCP server failed to connect");
     }
   }

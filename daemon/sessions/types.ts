@@ -52,9 +52,9 @@ export interface SessionRecord {
   lastSeq: number;
   historyLength: number;
   /** Goal mode: the goal the agent keeps working on, once a prompt set it. */
-  goal?: GoalState;
+  goal?: GoalState | undefined;
   /** Notes for the model (mode changes) that ride along with the next user message. */
-  notes?: string[];
+  notes?: string[] | undefined;
   usage?: UsageTotals;
   /**
    * What the session's commands, stdio MCP servers and plugin actions inherit: the creating window's

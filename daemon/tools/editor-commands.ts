@@ -38,7 +38,7 @@ export function routedCommands(
       // Withdrawn when the command's time is up or the turn is cancelled, so no answer is awaited for ever.
       const waiting = new AbortController();
       try {
-        const exit = await new Promise<{ exitCode?: number | null; signal?: string | null } | undefined>((resolve, reject) => {
+        const exit = await new Promise<{ exitCode?: number | null | undefined; signal?: string | null | undefined } | undefined>((resolve, reject) => {
           const stop = (): void => {
             clearTimeout(timer);
             opts.signal.removeEventListener("abort", onAbort);

@@ -46,7 +46,7 @@ export class McpHttpServer {
         const body = req.method === "POST" ? await readJson(req) : undefined;
         // Stateless: a fresh server and transport per request, as the SDK's examples do.
         const server = build();
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        const transport = new StreamableHTTPServerTransport({});
         res.on("close", () => {
           void transport.close();
           void server.close();
