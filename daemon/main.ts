@@ -140,7 +140,7 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
   );
   await sessions.recover();
 
-  let shuttingDown: Promise<void> | undefined;
+  let stopping = false;
   const state: DaemonState = {
     services: { sessions, config: currentConfig, paths, log, version: PACKAGE_VERSION },
     store,
@@ -150,7 +150,9 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     connections: 0,
     idle: () => sessions.liveSessions().every((s) => s.isIdle()),
     requestShutdown: (reason) => {
-      shuttingDown ??= shutdown(reason);
+      if (stopping) return;
+      stopping = true;
+      void shutdown(reason);
     },
   };
 

@@ -96,7 +96,10 @@ export async function runAcp(args: string[]): Promise<void> {
   };
 
   const forward = (line: string): void => {
-    if (unavailable) return refuse(line);
+    if (unavailable) {
+      refuse(line);
+      return;
+    }
     memory.fromEditor(line);
     if (ws) ws.send(line);
     else early.push(line);

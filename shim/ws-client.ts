@@ -119,7 +119,10 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
             fail(new HandshakeError(status, `the daemon refused the connection (HTTP ${status}): ${reason}`));
           };
           socket.removeListener("data", onData);
-          if (body.length >= want) return finish();
+          if (body.length >= want) {
+            finish();
+            return;
+          }
           socket.on("data", (c: Buffer) => {
             body = Buffer.concat([body, c]);
             if (body.length >= want) finish();

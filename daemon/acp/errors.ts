@@ -7,7 +7,7 @@ export function toRpcError(err: unknown, method: string): RpcError {
   if (err instanceof RpcError) return err;
   if (err instanceof ZodError) {
     const first = err.issues[0];
-    const field = first && first.path.length ? first.path.join(".") : "params";
+    const field = first?.path.length ? first.path.join(".") : "params";
     const detail = first ? `${field}: ${first.message}` : "params do not match the method's schema";
     return RpcError.invalidParams(detail, { method, issues: err.issues.map((i) => ({ path: i.path, message: i.message })) });
   }

@@ -22,7 +22,9 @@ export function checkShape(params: unknown): void {
       throw RpcError.invalidParams(`${pathText(path.slice(0, 6))}…: nested deeper than ${MAX_PARAMS_DEPTH} levels`);
     }
     if (Array.isArray(value)) {
-      value.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+      value.forEach((item, i) => {
+        stack.push({ value: item, path: [...path, i] });
+      });
       continue;
     }
     for (const [key, item] of Object.entries(value)) {

@@ -3,6 +3,7 @@
  * The name comes from the path (`git/commit.md` → `git:commit`); front-matter gives `description`
  * and `argument-hint`; the body is a template (`$ARGUMENTS`, `$1`…`$9`, `$$` for a dollar sign).
  */
+import type { Dirent } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 
@@ -17,7 +18,7 @@ export interface CustomCommand {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 
 async function markdownFiles(dir: string): Promise<string[]> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true, recursive: true });
   } catch {

@@ -141,7 +141,7 @@ export class McpHub {
 
   private live(server: string): Client {
     const s = this.servers.get(server);
-    if (!s || s.status !== "connected" || !s.client) throw new Error(`MCP server "${server}" is not connected${s?.error ? `: ${s.error}` : ""}`);
+    if (s?.status !== "connected" || !s.client) throw new Error(`MCP server "${server}" is not connected${s?.error ? `: ${s.error}` : ""}`);
     return s.client;
   }
 

@@ -88,7 +88,7 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
   } catch (err) {
     prepared = { ok: false, error: `the arguments are not valid JSON (${(err as Error).message})` };
   }
-  if (!tool || !prepared || !prepared.ok) {
+  if (!tool || !prepared?.ok) {
     const error = !tool ? `there is no tool named "${req.name}"` : prepared && !prepared.ok ? prepared.error : "bad arguments";
     host.emit({ sessionUpdate: "tool_call", toolCallId, title: req.name, kind: tool?.kind ?? "other", status: "failed", rawInput: { arguments: req.arguments }, content: [text(`Error: ${error}`)] });
     return `Tool error: ${error}`;

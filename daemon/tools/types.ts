@@ -130,7 +130,7 @@ export function defineTool<A>(def: ToolDefinition<A>): Tool {
       const parsed = def.args.safeParse(rawArgs);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        const where = issue && issue.path.length ? `${issue.path.join(".")}: ` : "";
+        const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
         return { ok: false, error: `invalid arguments for ${def.name}: ${where}${issue?.message ?? "do not match the schema"}` };
       }
       const args = parsed.data;

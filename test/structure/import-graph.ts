@@ -31,7 +31,7 @@ export function importGraph(root: string): Map<string, string[]> {
     const deps = new Set<string>();
     for (const m of text.matchAll(IMPORT)) {
       const spec = m[1] ?? m[2];
-      if (!spec || !spec.startsWith(".")) continue;
+      if (!spec?.startsWith(".")) continue;
       const target = resolve(dirname(file), spec).replace(/\.js$/, ".ts");
       deps.add(relative(root, target).split(sep).join("/"));
     }

@@ -65,7 +65,10 @@ function buildTables(schema: AcpSchema): MethodTables {
     if (!root) throw new Error(`ACP schema has no $defs/${wrapper}`);
     const found: string[] = [];
     const walk = (node: unknown): void => {
-      if (Array.isArray(node)) return node.forEach(walk);
+      if (Array.isArray(node)) {
+        node.forEach(walk);
+        return;
+      }
       if (node === null || typeof node !== "object") return;
       for (const [key, value] of Object.entries(node)) {
         if (key === "$ref" && typeof value === "string" && value.startsWith("#/$defs/")) {
