@@ -7,6 +7,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Logger } from "../log/log.js";
 import type { McpServer } from "../../shared/acp-schemas.js";
+import { endTree, processTree } from "./process-tree.js";
 
 export interface McpToolInfo {
   server: string;
@@ -29,6 +30,14 @@ interface ServerState {
   status: "connecting" | "connected" | "failed" | "closed";
   error?: string;
   client?: Client;
+  /** Set from the moment it is created, before the handshake: closing must reach a server stuck in it. */
+  closeTransport?: () => Promise<void>;
+  /** The stdio server's process, once spawned. */
+  pid?: number;
+  /** It was connected and then exited: started again at the next prompt or reload. */
+  crashed?: boolean;
+  /** How to start it again. */
+  origin?: { spec: McpServer; env: Record<string, string | undefined>; cwd: string };
   tools: McpToolInfo[];
   prompts: McpPromptInfo[];
 }
@@ -56,7 +65,14 @@ export class McpHub {
     const jobs: Promise<void>[] = [];
     for (const spec of list) {
       if (this.servers.has(spec.name)) continue;
-      const state: ServerState = { name: spec.name, transport: "type" in spec ? (spec.type as "http" | "sse") : "stdio", status: "connecting", tools: [], prompts: [] };
+      const state: ServerState = {
+        name: spec.name,
+        transport: "type" in spec ? (spec.type as "http" | "sse") : "stdio",
+        status: "connecting",
+        tools: [],
+        prompts: [],
+        origin: { spec, env, cwd },
+      };
       this.servers.set(spec.name, state);
       jobs.push(this.connect(state, spec, env, cwd));
     }
@@ -89,16 +105,22 @@ export class McpHub {
         const stdio = spec as { command: string; args: string[]; env: Array<{ name: string; value: string }> | Record<string, string> };
         const base = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
         const transport = new StdioClientTransport({ command: stdio.command, args: stdio.args, env: { ...base, ...pairs(stdio.env) }, cwd, stderr: "pipe" });
+        state.closeTransport = () => transport.close();
+        if (state.status === "closed") return;
         let stderrTail = "";
         transport.stderr?.on("data", (c: Buffer) => (stderrTail = (stderrTail + c.toString()).slice(-2000)));
         transport.onclose = () => {
           if (state.status === "connected") {
             state.status = "failed";
+            state.crashed = true;
             state.error = `the server exited${stderrTail ? `: ${stderrTail.trim().split("\n").at(-1)}` : ""}`;
-            this.log.warn({ server: state.name }, "MCP server exited");
+            this.log.warn({ server: state.name, error: state.error }, "MCP server exited; it restarts at the next prompt");
           }
         };
-        await client.connect(transport).catch((err: unknown) => {
+        const connecting = client.connect(transport);
+        // connect() spawns at once: the process exists from here, whether or not it ever answers.
+        if (transport.pid !== null) state.pid = transport.pid;
+        await connecting.catch((err: unknown) => {
           throw new Error(`${(err as Error).message}${stderrTail ? ` (${stderrTail.trim().split("\n").at(-1)})` : ""}`);
         });
       }
@@ -125,6 +147,21 @@ export class McpHub {
       state.error = (err as Error).message.split("\n")[0] ?? "";
       this.log.warn({ server: state.name, error: state.error }, "MCP server failed to connect");
     }
+  }
+
+  /** Servers that exited after connecting are started again (once per call); the rest are left be. */
+  async restartCrashed(): Promise<void> {
+    const crashed = [...this.servers.values()].filter((s) => s.crashed && s.origin);
+    await Promise.all(
+      crashed.map(async (s) => {
+        s.crashed = false;
+        s.status = "connecting";
+        delete s.client;
+        delete s.pid;
+        this.log.info({ server: s.name }, "restarting an MCP server that exited");
+        await this.connect(s, s.origin!.spec, s.origin!.env, s.origin!.cwd);
+      }),
+    );
   }
 
   tools(): McpToolInfo[] {
@@ -167,11 +204,19 @@ export class McpHub {
       .join("\n\n");
   }
 
-  async close(): Promise<void> {
+  /**
+   * Ends every server, including ones still in their handshake: the client (or the bare transport)
+   * is closed, then whatever is left of a stdio server's process tree gets SIGTERM, then SIGKILL.
+   */
+  async close(graceMs = 2000): Promise<void> {
     await Promise.all(
       [...this.servers.values()].map(async (s) => {
         s.status = "closed";
-        await s.client?.close().catch(() => undefined);
+        // The tree is read before anything ends, so children the server started are found too.
+        const tree = s.pid !== undefined ? processTree(s.pid) : [];
+        const closing = (s.client ? s.client.close() : s.closeTransport?.())?.catch(() => undefined);
+        if (tree.length > 0) await endTree(tree, graceMs);
+        else await Promise.race([closing, new Promise((r) => setTimeout(r, graceMs).unref())]);
       }),
     );
   }

@@ -29,6 +29,8 @@ const PAGE_SIZE = 50;
 export class SessionManager {
   private readonly live = new Map<string, Session>();
   private readonly loading = new Map<string, Promise<Session>>();
+  /** Sessions taken out of memory whose MCP servers are still ending. */
+  private readonly stopping = new Set<Promise<void>>();
 
   constructor(
     private readonly store: Store,
@@ -197,7 +199,7 @@ export class SessionManager {
     session.detach(port);
     if (session.attachments.size === 0) {
       this.live.delete(id);
-      await session.stop();
+      await this.unload(session);
     }
   }
 
@@ -205,7 +207,7 @@ export class SessionManager {
     const session = this.live.get(id);
     if (session) {
       this.live.delete(id);
-      await session.stop();
+      await this.unload(session);
     }
     const record = await this.store.get<SessionRecord>(keys.session(id)).catch(() => undefined);
     const unindex = (record ? indexKeys(record) : []).map((key) => ({ type: "del" as const, key }));
@@ -224,12 +226,23 @@ export class SessionManager {
       // it leaves memory (it still loads by id), so windows that open sessions in bulk cost nothing after.
       if (s.attachments.size === 0 && s.record.title === undefined && s.isIdle()) {
         this.live.delete(s.id);
-        s.stop().catch((err: unknown) => this.log.warn({ sessionId: s.id, err: (err as Error)?.message }, "unloading an unused session failed"));
+        this.unload(s).catch((err: unknown) => this.log.warn({ sessionId: s.id, err: (err as Error)?.message }, "unloading an unused session failed"));
       }
     }
   }
 
+  /** Stops a session taken out of memory; its MCP servers' ending is tracked until done. */
+  private async unload(session: Session): Promise<void> {
+    await session.stop();
+    const closing = session.closing.catch(() => undefined);
+    this.stopping.add(closing);
+    void closing.then(() => this.stopping.delete(closing));
+  }
+
+  /** The daemon stops: every session saved, every MCP server of every session ended. */
   async shutdown(): Promise<void> {
     await Promise.all([...this.live.values()].map((s) => s.commit().catch(() => undefined)));
+    await Promise.all([...this.live.values()].map((s) => s.closeExtensions().catch(() => undefined)));
+    await Promise.all([...this.stopping]);
   }
 }

@@ -70,6 +70,8 @@ export class SessionRuntime {
    * then on it stays as it is until a reload, so every request repeats the same tools.
    */
   async settleTools(): Promise<void> {
+    // A server that exited mid-session comes back for the next turn; its tools keep their names.
+    await this.hub.restartCrashed();
     if (this.toolsSettled) return;
     if (this.hub.configured) {
       await this.hub.ready(MCP_READY_MS);

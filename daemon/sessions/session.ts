@@ -50,6 +50,8 @@ export class Session implements SettingsHost, DriverHost {
   /** A turn whose writes failed; once the store takes writes again the ledger says so. */
   private storeFault: { message: string; turnId: string } | undefined;
   private readonly status: StatusReporter;
+  /** The MCP servers ending after stop(): the daemon waits for them before it exits. */
+  closing: Promise<void> = Promise.resolve();
 
   constructor(
     readonly record: SessionRecord,
@@ -133,10 +135,6 @@ export class Session implements SettingsHost, DriverHost {
     for (const port of this.attachments) if (port !== exclude && !port.closed) port.sendUpdate(this.id, update);
   }
 
-  history(): readonly ChatMessage[] {
-    return this.state.history();
-  }
-
   /** Persists the record and waits for the disk: a commit point. */
   commit(): Promise<void> {
     return this.state.commit();
@@ -186,6 +184,11 @@ export class Session implements SettingsHost, DriverHost {
   /** Rebuilds plugins, MCP servers and commands atomically (reloadExtensions). */
   reloadRuntime(): Promise<void> {
     return this.runtime.reload();
+  }
+
+  /** Ends the session's MCP servers (daemon stop); the session stays as it is. */
+  closeExtensions(): Promise<void> {
+    return this.runtime.close();
   }
 
   connectMcp(servers: McpServer[]): void {
@@ -286,7 +289,7 @@ export class Session implements SettingsHost, DriverHost {
   /** Cancels the turn and refuses further prompts; history stays in the store. */
   async stop(): Promise<void> {
     this.driver.stop();
-    void this.runtime.close();
+    this.closing = this.runtime.close();
     await this.turns.stop();
     // The history is stored up to its last commit point; a failing disk must not keep the session open.
     await this.commit().catch((err: unknown) => this.log.warn({ err: (err as Error)?.message }, "final save of a stopping session failed"));

@@ -1,0 +1,68 @@
+/**
+ * MCP server processes belong to their session: closing the session or stopping the daemon ends
+ * them, including a server stuck in its handshake and the processes it started itself.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { promisify } from "node:util";
+import { BIN } from "../support/harness.js";
+import { daemonStatus, world } from "./fixture.js";
+
+const run = promisify(execFile);
+
+/** A stdio "server" that never answers initialize, and starts a child of its own that lingers too. */
+function silentServer(marker: string) {
+  const child = `require("child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", "${marker}-child"], { stdio: "ignore" }); setInterval(() => {}, 1000);`;
+  return { name: "silent", command: process.execPath, args: ["-e", child, marker], env: [] };
+}
+
+/** Live processes whose command line carries the marker. */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z") found.push(Number(entry));
+    } catch {
+      // gone while we looked
+    }
+  }
+  return found;
+}
+
+async function until(what: string, pred: () => boolean, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test("a stdio MCP server that never answers initialize is ended, with its own child, when its session closes", async (t) => {
+  const { agent, workdir } = await world(t);
+  const marker = `rx-mcp-${randomUUID()}`;
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir, { mcpServers: [silentServer(marker)] });
+  await until("the server and its child running", () => processesWith(marker).length === 2);
+  await agent.rpc.request("session/close", { sessionId });
+  await until("no process of the server left", () => processesWith(marker).length === 0);
+  assert.deepEqual(processesWith(marker), []);
+});
+
+test("stopping the daemon ends every session's MCP servers, handshake or not", async (t) => {
+  const { agent, workdir, home } = await world(t);
+  const marker = `rx-mcp-${randomUUID()}`;
+  await agent.initialize();
+  await agent.newSession(workdir, { mcpServers: [silentServer(marker)] });
+  await until("the server and its child running", () => processesWith(marker).length === 2);
+  assert.equal(daemonStatus(home.dir).sessions.live, 1);
+  await agent.closeStdin();
+  await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home.dir } });
+  await until("no process of the server left", () => processesWith(marker).length === 0);
+  assert.deepEqual(processesWith(marker), []);
+});
