@@ -139,6 +139,7 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     log,
   );
   await sessions.recover();
+  sessions.startIdleUnload();
 
   let stopping = false;
   const state: DaemonState = {

@@ -32,6 +32,7 @@ export const ConfigFile = z
     maxSteps: z.number().int().positive().optional(),
     permissionTimeoutSeconds: z.number().int().positive().optional(),
     idleShutdownSeconds: z.number().int().nonnegative().optional(),
+    sessionUnloadSeconds: z.number().int().nonnegative().optional(),
     searchTimeoutSeconds: z.number().int().positive().optional(),
     budgets: z
       .object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() })
@@ -58,6 +59,8 @@ export interface DaemonConfig {
   maxSteps: number;
   permissionTimeoutSeconds: number;
   idleShutdownSeconds: number;
+  /** A live session with no window, turn, question or queued work leaves memory after this long (0 = never). */
+  sessionUnloadSeconds: number;
   /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
   searchTimeoutSeconds: number;
   budgets: ConfigFile["budgets"];
@@ -117,6 +120,7 @@ export const ENV_OVERRIDES = {
   REASONIX_MAX_STEPS: ["maxSteps"],
   REASONIX_PERMISSION_TIMEOUT_SECONDS: ["permissionTimeoutSeconds"],
   REASONIX_IDLE_SHUTDOWN_SECONDS: ["idleShutdownSeconds"],
+  REASONIX_SESSION_UNLOAD_SECONDS: ["sessionUnloadSeconds"],
   REASONIX_SEARCH_TIMEOUT_SECONDS: ["searchTimeoutSeconds"],
   REASONIX_BUDGET_TOKENS: ["budgets", "tokens"],
   REASONIX_BUDGET_SECONDS: ["budgets", "seconds"],
@@ -169,6 +173,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     maxSteps: file.maxSteps ?? 50,
     permissionTimeoutSeconds: file.permissionTimeoutSeconds ?? 1800,
     idleShutdownSeconds: file.idleShutdownSeconds ?? 900,
+    sessionUnloadSeconds: file.sessionUnloadSeconds ?? 600,
     searchTimeoutSeconds: file.searchTimeoutSeconds ?? 10,
     budgets: file.budgets && Object.keys(file.budgets).length > 0 ? file.budgets : undefined,
     listen: file.listen,

@@ -31,7 +31,7 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
       logFile: state.services.paths.logFile,
       socket: state.services.paths.socketPath,
       connections: state.connections,
-      sessions: { live: live.length, stored },
+      sessions: { live: live.length, stored, unloadedIdle: state.services.sessions.unloadedIdle },
       runningTurns: live.filter((s) => s.running).length,
       queuedPrompts: live.reduce((n, s) => n + s.queuedPrompts, 0),
       pendingPermissions: live.reduce((n, s) => n + s.pendingPermissions.length, 0),

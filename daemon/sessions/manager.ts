@@ -31,6 +31,11 @@ export class SessionManager {
   private readonly loading = new Map<string, Promise<Session>>();
   /** Sessions taken out of memory whose MCP servers are still ending. */
   private readonly stopping = new Set<Promise<void>>();
+  /** When each unattached, idle session was first seen so; it leaves memory after the configured time. */
+  private readonly idleSince = new Map<string, number>();
+  private sweeper: NodeJS.Timeout | undefined;
+  /** Sessions unloaded for idleness since the daemon started (for /status). */
+  unloadedIdle = 0;
 
   constructor(
     private readonly store: Store,
@@ -231,6 +236,36 @@ export class SessionManager {
     }
   }
 
+  /**
+   * Live sessions nobody uses leave memory after `sessionUnloadSeconds`: no window attached, no turn
+   * running or waiting, no question pending, nothing queued. They load again on demand.
+   */
+  startIdleUnload(): void {
+    const seconds = this.deps.config().sessionUnloadSeconds;
+    if (seconds <= 0 || this.sweeper) return;
+    const sweep = (): void => {
+      const limit = this.deps.config().sessionUnloadSeconds * 1000;
+      const now = Date.now();
+      for (const s of [...this.live.values()]) {
+        if (s.attachments.size > 0 || !s.isIdle() || s.inbox.depth() > 0) {
+          this.idleSince.delete(s.id);
+          continue;
+        }
+        const since = this.idleSince.get(s.id) ?? now;
+        this.idleSince.set(s.id, since);
+        if (limit > 0 && now - since >= limit) {
+          this.idleSince.delete(s.id);
+          this.live.delete(s.id);
+          this.unloadedIdle++;
+          this.log.info({ sessionId: s.id }, "unloaded an idle session");
+          this.unload(s).catch((err: unknown) => this.log.warn({ sessionId: s.id, err: (err as Error)?.message }, "unloading an idle session failed"));
+        }
+      }
+    };
+    this.sweeper = setInterval(sweep, Math.max(200, Math.min(30_000, (seconds * 1000) / 4)));
+    this.sweeper.unref();
+  }
+
   /** Stops a session taken out of memory; its MCP servers' ending is tracked until done. */
   private async unload(session: Session): Promise<void> {
     await session.stop();
@@ -241,6 +276,7 @@ export class SessionManager {
 
   /** The daemon stops: every session saved, every MCP server of every session ended. */
   async shutdown(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
     await Promise.all([...this.live.values()].map((s) => s.commit().catch(() => undefined)));
     await Promise.all([...this.live.values()].map((s) => s.closeExtensions().catch(() => undefined)));
     await Promise.all([...this.stopping]);

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn as spawnProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, stopDaemon as stopDaemonOf, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import type { AgentProcess } from "../support/harness.js";
@@ -328,4 +328,29 @@ test("after a restart, sessions nobody prompted are left out of session/list, an
   const ids = (await next.rpc.request("session/list", { cwd: workdir })).sessions.map((s: { sessionId: string }) => s.sessionId);
   assert.deepEqual(ids, [used]);
   assert.ok((await next.rpc.request("session/load", { sessionId: empty, cwd: workdir, mcpServers: [] })).modes);
+});
+
+test("an idle session with no window leaves memory after sessionUnloadSeconds (status shows it) and loads again with its whole history", async (t) => {
+  const { agent, model, workdir, spawn, home } = await world(t, {
+    prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ sessionUnloadSeconds: 1 })),
+  });
+  model.enqueue({ content: ["kept ", "answer"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "remember this");
+  const live = withoutCommands(agent.updatesFor(sessionId));
+  // The window goes away without session/close: the session stays live, then idles out.
+  assert.equal(await agent.closeStdin(), 0);
+  const deadline = Date.now() + 15_000;
+  let status = daemonStatus(home.dir);
+  while (status.sessions.live > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = daemonStatus(home.dir);
+  }
+  assert.equal(status.sessions.live, 0);
+  assert.equal(status.sessions.unloadedIdle, 1);
+  const next = spawn();
+  await next.initialize();
+  const { replay } = await load(next, sessionId, workdir);
+  assert.deepEqual(withoutCommands(replay), [{ sessionUpdate: "user_message_chunk", content: { type: "text", text: "remember this" } }, ...live]);
 });
