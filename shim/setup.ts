@@ -9,8 +9,39 @@ import { parseFlags } from "../shared/cli.js";
 import { parseConfigText, type ConfigFile, DEEPSEEK_DEFAULT_BASE_URL, DEEPSEEK_MODELS } from "../daemon/config/config.js";
 
 export const SETUP_USAGE = `usage: reasonix setup [--provider NAME] [--base-url URL] [--models a,b] [--api-key-env NAME]
-                      [--model provider/model] [--api-key KEY | --no-key]
+                      [--model provider/model] [--api-key KEY | --no-key] [--no-check]
 `;
+
+type KeyCheck = { kind: "accepted"; models: number } | { kind: "refused"; detail: string } | { kind: "unchecked"; detail: string };
+
+/** Asks the provider's models endpoint whether it takes the key: a wrong key is caught now, not in a turn. */
+async function checkKey(baseUrl: string, key: string): Promise<KeyCheck> {
+  const url = `${baseUrl.replace(/\/+$/, "")}/models`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(8000) });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    return { kind: "unchecked", detail: `could not reach ${url} (${cause?.code ?? cause?.message ?? (err as Error).message})` };
+  }
+  const text = await res.text().catch(() => "");
+  if (res.status === 401 || res.status === 403) {
+    let message = "";
+    try {
+      message = String((JSON.parse(text) as { error?: { message?: unknown } }).error?.message ?? "");
+    } catch {
+      message = "";
+    }
+    return { kind: "refused", detail: `HTTP ${res.status}${message ? `: ${message.replaceAll(key, "[key]")}` : ""}` };
+  }
+  if (!res.ok) return { kind: "unchecked", detail: `${url} answered HTTP ${res.status}` };
+  try {
+    const data = (JSON.parse(text) as { data?: unknown[] }).data;
+    return { kind: "accepted", models: Array.isArray(data) ? data.length : 0 };
+  } catch {
+    return { kind: "unchecked", detail: `${url} did not answer with JSON` };
+  }
+}
 
 function writeJson(path: string, value: unknown): void {
   const tmp = `${path}.${process.pid}.tmp`;
@@ -42,6 +73,7 @@ export async function runSetup(args: string[]): Promise<void> {
       model: { type: "string" },
       "api-key": { type: "string" },
       "no-key": { type: "boolean" },
+      "no-check": { type: "boolean" },
     },
     SETUP_USAGE,
   );
@@ -72,11 +104,25 @@ export async function runSetup(args: string[]): Promise<void> {
   if (model) next.model = model;
   // Validate with the daemon's own schema before writing anything.
   parseConfigText(JSON.stringify(next), "the new configuration");
-  writeJson(paths.configFile, next);
 
   const noKey = values["no-key"] === true;
   const interactive = process.stdin.isTTY === true && !noKey;
   const key = noKey ? "" : (values["api-key"] ?? (await readKey(interactive, apiKeyEnv)));
+  const checked = key || process.env[apiKeyEnv];
+  if (checked && values["no-check"] !== true) {
+    const verdict = await checkKey(baseUrl, checked);
+    if (verdict.kind === "refused") {
+      process.stderr.write(`reasonix setup: the provider at ${baseUrl} refused the key (${verdict.detail}); nothing was saved\n`);
+      process.exitCode = 1;
+      return;
+    }
+    process.stderr.write(
+      verdict.kind === "accepted"
+        ? `reasonix setup: the key works (${verdict.models} models at ${baseUrl})\n`
+        : `reasonix setup: the key was not checked: ${verdict.detail}\n`,
+    );
+  }
+  writeJson(paths.configFile, next);
   if (key) {
     let creds: Record<string, string> = {};
     try {

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { createServer, type AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { BIN } from "../support/harness.js";
 import { world } from "./fixture.js";
@@ -72,4 +73,35 @@ test("REASONIX_MAX_STEPS=abc: the editor's initialize is answered with an error 
   );
   assert.ok(err, "initialize must fail");
   assert.match(err.message, /REASONIX_MAX_STEPS="abc"/);
+});
+
+test("reasonix setup checks the key against the provider's models endpoint: a refused key saves nothing, an unreachable one is saved unchecked", async (t) => {
+  const { home, model } = await world(t, { noModel: true });
+  const env = { ...process.env, REASONIX_HOME: home.dir };
+  model.modelsKey = "good-key-123";
+  const base = ["setup", "--provider", "local", "--base-url", model.url, "--models", "m1"];
+  const refused = await run(process.execPath, [BIN, ...base, "--api-key", "wrong-key-456"], { env }).then(
+    () => undefined,
+    (e: { code: number; stderr: string }) => e,
+  );
+  assert.ok(refused, "a refused key fails the command");
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /refused the key \(HTTP 401: Authentication Fails/);
+  assert.doesNotMatch(refused.stderr, /wrong-key-456/);
+  assert.throws(() => statSync(join(home.dir, "config.json")), "nothing was saved");
+
+  const accepted = await run(process.execPath, [BIN, ...base, "--api-key", "good-key-123"], { env });
+  assert.match(accepted.stderr, /the key works \(4 models at /);
+  assert.equal(JSON.parse(readFileSync(join(home.dir, "credentials.json"), "utf8")).LOCAL_API_KEY, "good-key-123");
+
+  // A port nothing listens on: taken and let go again.
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port: p } = probe.address() as AddressInfo;
+      probe.close(() => resolve(p));
+    });
+  });
+  const unreachable = await run(process.execPath, [BIN, "setup", "--provider", "far", "--base-url", `http://127.0.0.1:${port}/v1`, "--models", "m", "--api-key", "k-789"], { env });
+  assert.match(unreachable.stderr, new RegExp(`the key was not checked: could not reach http://127\\.0\\.0\\.1:${port}/v1/models \\(ECONNREFUSED\\)`));
+  assert.equal(JSON.parse(readFileSync(join(home.dir, "credentials.json"), "utf8")).FAR_API_KEY, "k-789");
 });

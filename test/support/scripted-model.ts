@@ -59,6 +59,8 @@ export class ScriptedModel {
   readonly requests: RecordedRequest[] = [];
   /** used when the queue is empty; default replies with content ["ok"] */
   respond: ((req: RecordedRequest, index: number) => ScriptedReply) | undefined;
+  /** When set, GET /models answers 401 to any other bearer key, as a real provider does. */
+  modelsKey: string | undefined;
 
   private readonly queue: ScriptedReply[] = [];
   private readonly sockets = new Set<Socket>();
@@ -146,6 +148,10 @@ export class ScriptedModel {
     const path = (req.url ?? "/").split("?")[0]!;
 
     if (req.method === "GET" && /^(\/v1)?\/models\/?$/.test(path)) {
+      if (this.modelsKey !== undefined && req.headers.authorization !== `Bearer ${this.modelsKey}`) {
+        sendJson(res, 401, { error: { message: "Authentication Fails, Your api key is invalid", type: "authentication_error", param: null, code: "invalid_request_error" } });
+        return;
+      }
       sendJson(res, 200, {
         object: "list",
         data: ["deepseek-v4-flash", "deepseek-v4-pro", "deepseek-chat", "deepseek-reasoner"].map((id) => ({
