@@ -8,6 +8,10 @@ export function toClientCaps(caps: ClientCapabilities | null | undefined): Clien
     writeTextFile: caps?.fs?.writeTextFile === true,
     terminal: caps?.terminal === true,
     extensionSurface: optedIn(caps?._meta, "extensionSurface"),
+    // A mode is offered only when its key is present and not null (ACP §11; `{}` offers nothing).
+    elicitationForm: caps?.elicitation?.form !== undefined && caps.elicitation.form !== null,
+    elicitationUrl: caps?.elicitation?.url !== undefined && caps.elicitation.url !== null,
+    mcpInteraction: optedIn(caps?._meta, "mcpInteraction") && (vendorMeta(caps?._meta)?.mcpInteraction as { schemaVersion?: unknown } | undefined)?.schemaVersion === 1,
     vendor: vendorMeta(caps?._meta) !== undefined,
   };
 }

@@ -21,7 +21,16 @@ export const MAX_IN_FLIGHT = 64;
 
 export class AcpConnection implements AcpWindow {
   readonly connectionId = randomUUID();
-  capabilities: ClientCaps = { readTextFile: false, writeTextFile: false, terminal: false, extensionSurface: false, vendor: false };
+  capabilities: ClientCaps = {
+    readTextFile: false,
+    writeTextFile: false,
+    terminal: false,
+    extensionSurface: false,
+    vendor: false,
+    elicitationForm: false,
+    elicitationUrl: false,
+    mcpInteraction: false,
+  };
   clientCapabilities: ClientCapabilities | undefined;
   lastActive = Date.now();
   readonly log: Logger;

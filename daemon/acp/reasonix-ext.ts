@@ -6,6 +6,7 @@
 import type { AcpWindow } from "./context.js";
 import { z } from "zod";
 import { ErrorCode, RpcError } from "../../shared/jsonrpc.js";
+import { INTERACTION_METHOD } from "../mcp/interaction.js";
 import { ContentBlock } from "../../shared/acp-schemas.js";
 import type { Session } from "../sessions/session.js";
 import { promptToText } from "../sessions/prompt-text.js";
@@ -38,6 +39,7 @@ export function reasonixCapabilities(): Record<string, unknown> {
       sessionReloadExtensions: { method: RELOAD_METHOD },
       extensionSurface: { supported: true, schemaVersion: 1, notification: SURFACE_NOTIFICATION, formRequest: FORM_REQUEST },
       sessionStatus: { method: STATUS_METHOD, notification: STATUS_UPDATE, schemaVersion: 1 },
+      mcpInteraction: { supported: true, schemaVersion: 1, method: INTERACTION_METHOD },
     },
     [STATUS_METHOD]: { schemaVersion: 1 },
     [STATUS_UPDATE]: { schemaVersion: 1 },

@@ -51,6 +51,10 @@ export class TurnRunner<W> {
     return this.waiting;
   }
 
+  get turnId(): string | undefined {
+    return this.active?.id;
+  }
+
   /** The window whose prompt started the running turn (editor requests go there first). */
   get origin(): W | undefined {
     return this.active?.origin;

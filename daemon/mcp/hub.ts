@@ -8,6 +8,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Logger } from "../log/log.js";
 import type { McpServer } from "../../shared/acp-schemas.js";
 import { endTree, processTree } from "./process-tree.js";
+import type { InteractionRequest, InteractionResult } from "./interaction.js";
 
 export interface McpToolInfo {
   server: string;
@@ -54,7 +55,11 @@ export class McpHub {
   private readonly servers = new Map<string, ServerState>();
   private readyPromise: Promise<void> = Promise.resolve();
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    /** Relays a server's question (MCP elicitation) to the user; without it every question is declined. */
+    private readonly interact?: (request: InteractionRequest, signal: AbortSignal) => Promise<InteractionResult>,
+  ) {}
 
   get configured(): boolean {
     return this.servers.size > 0;
@@ -89,7 +94,25 @@ export class McpHub {
   private async connect(state: ServerState, spec: McpServer, env: Record<string, string | undefined>, cwd: string): Promise<void> {
     try {
       const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-      const client = new Client({ name: "reasonix", version: "0.1.0" });
+      const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
+      // Servers may ask the user something; the session relays it to the editor, or declines at once.
+      const client = new Client({ name: "reasonix", version: "0.1.0" }, { capabilities: { elicitation: { form: {}, url: {} } } });
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+        const p = request.params as { mode?: string; message: string; requestedSchema?: Record<string, unknown>; url?: string; elicitationId?: string };
+        const ask: InteractionRequest = {
+          server: state.name,
+          mode: p.mode === "url" ? "url" : "form",
+          message: p.message,
+          ...(p.requestedSchema ? { requestedSchema: p.requestedSchema } : {}),
+          ...(p.url ? { url: p.url } : {}),
+          ...(p.elicitationId ? { elicitationId: p.elicitationId } : {}),
+        };
+        if (!this.interact) return { action: "decline" };
+        return this.interact(ask, extra.signal).catch((err: unknown) => {
+          this.log.warn({ server: state.name, err: (err as Error)?.message }, "MCP elicitation failed; cancelled");
+          return { action: "cancel" as const };
+        });
+      });
       if ("type" in spec && (spec.type === "http" || spec.type === "sse")) {
         const headers = pairs(spec.headers as Array<{ name: string; value: string }> | Record<string, string>);
         const url = new URL(spec.url as string);

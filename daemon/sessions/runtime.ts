@@ -12,6 +12,7 @@ import { CommandSet, commandDirs, type Resolved } from "../commands/registry.js"
 import { loadPlugins, type Plugin } from "../plugins/manifest.js";
 import { pluginCommands } from "../plugins/actions.js";
 import { McpHub } from "../mcp/hub.js";
+import type { InteractionRequest, InteractionResult } from "../mcp/interaction.js";
 import { mcpTools } from "../mcp/tools.js";
 import type { SessionTools } from "./session-tools.js";
 import type { ClientPort } from "./types.js";
@@ -27,6 +28,8 @@ export interface RuntimeHost {
   env(): Record<string, string | undefined>;
   attachments(): Iterable<ClientPort>;
   tools: SessionTools;
+  /** An MCP server's question for the user (elicitation). */
+  interact(request: InteractionRequest, signal: AbortSignal): Promise<InteractionResult>;
 }
 
 export class SessionRuntime {
@@ -49,7 +52,7 @@ export class SessionRuntime {
   }
 
   private newHub(): McpHub {
-    return new McpHub(this.host.log.child({ component: "mcp" }));
+    return new McpHub(this.host.log.child({ component: "mcp" }), (request, signal) => this.host.interact(request, signal));
   }
 
   private processEnv(): Record<string, string | undefined> {

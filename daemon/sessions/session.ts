@@ -25,6 +25,7 @@ import { SessionState } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
 import { replayLedger } from "./replay.js";
 import { turnPort } from "./turn-port.js";
+import { relayInteraction } from "./interaction.js";
 import { turnInputFor, type CommandHostParts } from "./command-host.js";
 import type { ChatMessage, ClientPort, SessionRecord, SessionUpdate, StopReason } from "./types.js";
 
@@ -32,10 +33,7 @@ export type { SessionDeps } from "./deps.js";
 
 export class Session implements SettingsHost, DriverHost {
   readonly attachments = new Set<ClientPort>();
-  /**
-   * The creating window's environment, in memory only: the provider client's keys come from here.
-   * Tools get `record.environment` instead, which has no secrets.
-   */
+  /** The creating window's environment, in memory only, for provider keys; tools get `record.environment`. */
   providerEnv: Readonly<Record<string, string | undefined>> | undefined;
   readonly log: Logger;
   readonly router: EditorRouter;
@@ -82,7 +80,9 @@ export class Session implements SettingsHost, DriverHost {
     this.surfaces = new SurfaceEmitter({ sessionId: record.id, attachments: () => attachments, router, broker, live: () => this.turns.open,
       record: (update) => this.state.appendLedger({ type: "update", update }), sendTo: (port, update) => port.sendUpdate(this.id, update) });
     this.runtime = new SessionRuntime({ sessionId: record.id, cwd: record.cwd, configDir: deps.configDir, log: this.log,
-      env: () => this.toolEnv(), attachments: () => attachments, tools: this.tools });
+      env: () => this.toolEnv(), attachments: () => attachments, tools: this.tools,
+      interact: (request, signal) => relayInteraction({ sessionId: record.id, router, log: this.log, turnId: () => this.turns.turnId, emit: (u) => this.emit(u),
+        commit: () => this.commit(), timeoutMs: () => deps.permissionTimeoutMs() }, request, signal) });
     this.turns = new TurnRunner(turnPort({ session: this, state: this.state, tools: this.tools, runtime: this.runtime, meter: this.meter, inbox, deps }));
     this.status = new StatusReporter({ sessionId: record.id, record, attachments, inbox, meter: this.meter, config: () => deps.config(), grants: () => this.tools.memory.grants(),
       running: () => this.turns.running, queued: () => this.turns.queued, pending: () => [...broker.pending.values()] });
@@ -200,11 +200,7 @@ export class Session implements SettingsHost, DriverHost {
     return { ...(this.record.environment ?? {}) };
   }
 
-  /**
-   * A window attaches (load or resume). Its environment changes nothing of the session's, except
-   * where the session has none in memory yet: after a daemon restart the provider keys come from the
-   * first window back, and a session stored before environments were recorded takes this one's.
-   */
+  /** A window attaches (load, resume): its environment fills only what the session lacks (after a restart). */
   adoptWindow(port: ClientPort): void {
     this.providerEnv ??= port.env;
     this.record.environment ??= filterEnvironment(port.env, this.deps.config().shellEnvironment);

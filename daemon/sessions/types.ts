@@ -28,6 +28,11 @@ export interface ClientCaps {
   terminal: boolean;
   /** The client renders Reasonix extension surfaces itself (vendor opt-in). */
   extensionSurface: boolean;
+  /** ACP `elicitation/create`, per mode (clientCapabilities.elicitation.form / .url). */
+  elicitationForm: boolean;
+  elicitationUrl: boolean;
+  /** The vendor opt-in `_meta["reasonix.io"].mcpInteraction = {supported: true, schemaVersion: 1}`. */
+  mcpInteraction: boolean;
   /**
    * The client's initialize carried `clientCapabilities._meta["reasonix.io"]`: only then does it get
    * `_reasonix.io/` notifications and reverse requests (generic clients print every one they get).
