@@ -98,6 +98,8 @@ export type ClientCapabilities = NonNullable<InitializeRequest["clientCapabiliti
 
 export const AuthenticateRequest = z.object({ methodId: z.string(), _meta: meta }).passthrough();
 
+export const LogoutRequest = z.object({ _meta: meta }).passthrough();
+
 export const NewSessionRequest = z
   .object({
     cwd: absolutePath("cwd"),

@@ -1,5 +1,6 @@
 import type { InitializeResponse } from "@agentclientprotocol/sdk";
 import type { AcpWindow } from "./context.js";
+import { rmSync } from "node:fs";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { z } from "zod";
 import type { AuthenticateRequest, InitializeRequest } from "../../shared/acp-schemas.js";
@@ -22,6 +23,7 @@ export function initialize(params: z.output<typeof InitializeRequest>, conn: Acp
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
       mcpCapabilities: { http: true, sse: true },
       sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {} },
+      auth: { logout: {} },
       _meta: reasonixCapabilities(),
     },
     // A terminal method may only be offered to clients that can run one (schema: AuthMethodTerminal).
@@ -38,6 +40,21 @@ export function initialize(params: z.output<typeof InitializeRequest>, conn: Acp
       : [],
     agentInfo: { name: "reasonix", title: "Reasonix", version: conn.services.version },
   };
+}
+
+/**
+ * logout: forgets the provider keys `reasonix setup` stored (credentials.json). Keys an editor passes
+ * in its environment are the editor's to remove; the next prompt without a key is -32000 again.
+ */
+export function logout(_params: unknown, conn: AcpWindow): Record<string, never> {
+  const file = conn.services.paths.credentialsFile;
+  try {
+    rmSync(file, { force: true });
+  } catch (err) {
+    throw RpcError.internal(`Could not remove the stored keys at ${file}: ${(err as Error).message}`);
+  }
+  conn.log.info("logout: stored provider keys removed");
+  return {};
 }
 
 export function authenticate(params: z.output<typeof AuthenticateRequest>): Record<string, never> {

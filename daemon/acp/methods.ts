@@ -6,7 +6,7 @@ import type { AcpWindow } from "./context.js";
 import type { z } from "zod";
 import type { RequestContext } from "../../shared/jsonrpc.js";
 import * as schema from "../../shared/acp-schemas.js";
-import { authenticate, initialize } from "./initialize.js";
+import { authenticate, initialize, logout } from "./initialize.js";
 import { closeSession, deleteSession, listSessions, loadSession, newSession, resumeSession } from "./session-lifecycle.js";
 import { cancel, prompt } from "./session-prompt.js";
 import { setConfigOption, setMode, setModel, SetModelRequest } from "./session-config.js";
@@ -30,6 +30,7 @@ const notification = <S extends z.ZodType>(params: S, handler: NotificationSpec<
 export const requestMethods: Record<string, RequestSpec> = {
   initialize: request(schema.InitializeRequest, initialize),
   authenticate: request(schema.AuthenticateRequest, authenticate),
+  logout: request(schema.LogoutRequest, logout),
   "session/new": request(schema.NewSessionRequest, newSession),
   "session/load": request(schema.LoadSessionRequest, loadSession),
   "session/resume": request(schema.ResumeSessionRequest, resumeSession),
