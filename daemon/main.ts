@@ -10,7 +10,7 @@ import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 import { currentBuild } from "../shared/build.js";
 import { readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
 import { closeLogger, createLogger, type Logger } from "./log.js";
-import { Store } from "./store/store.js";
+import { Store, StoreDamagedError } from "./store/store.js";
 import { scanStore } from "./store/integrity.js";
 import {
   AlreadyRunningError,
@@ -197,7 +197,14 @@ async function serve(paths: Paths, env: NodeJS.ProcessEnv, initial: DaemonConfig
     },
     log,
   );
-  await sessions.recover();
+  try {
+    await sessions.recover();
+  } catch (err) {
+    // Damage met while recovering is recorded (the store notes it for /status, and a load that reads
+    // it says so); the sessions that can still be read are served rather than none.
+    if (!(err instanceof StoreDamagedError)) throw err;
+    log.error({ err: err.message }, "recovery stopped at damaged data");
+  }
 
   let shuttingDown: Promise<string> | undefined;
   let stopped!: (reason: string) => void;
