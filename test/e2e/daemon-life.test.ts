@@ -29,7 +29,7 @@ function daemonsOf(home: string): number[] {
 }
 
 test("two shims started at the same instant on a fresh home both initialize, and one daemon runs", async (t) => {
-  const { agent, spawn, home } = await world(t);
+  const { agent, spawn, home } = await world(t, { connector: "process" });
   const second = spawn();
   const [a, b] = await Promise.all([agent.initialize(), second.initialize()]);
   assert.equal(a.protocolVersion, 1);
@@ -41,7 +41,7 @@ test("two shims started at the same instant on a fresh home both initialize, and
 });
 
 test("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon stop` stops it cleanly", async (t) => {
-  const { agent, home, workdir } = await world(t);
+  const { agent, home, workdir } = await world(t, { connector: "process" });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   assert.ok(sessionId);
@@ -67,7 +67,7 @@ test("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon sto
 });
 
 test("kill -9 of the daemon during a prompt: the pending prompt gets an error naming the log, the shim exits non-zero", async (t) => {
-  const { agent, model, home, workdir } = await world(t);
+  const { agent, model, home, workdir } = await world(t, { connector: "process" });
   model.enqueue({ content: ["partial "], hang: true });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -105,7 +105,7 @@ test("the socket refuses another wire version and browser origins before any ACP
 });
 
 test("after an upgrade, a shim of the new build replaces an idle daemon; a busy one stays, with a warning", async (t) => {
-  const { agent, model, workdir, home, spawn } = await world(t, { env: { REASONIX_BUILD_ID: "0.1.0+old" } });
+  const { agent, model, workdir, home, spawn } = await world(t, { connector: "process", env: { REASONIX_BUILD_ID: "0.1.0+old" } });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   const old = await waitForDaemonPid(home.dir);
@@ -136,7 +136,7 @@ test("after an upgrade, a shim of the new build replaces an idle daemon; a busy 
 });
 
 test("a daemon that comes back within seconds (a supervisor restarted it): the shim rejoins as the same window", async (t) => {
-  const { agent, model, home, workdir } = await world(t, { clientCapabilities: { terminal: true } });
+  const { agent, model, home, workdir } = await world(t, { connector: "process", clientCapabilities: { terminal: true } });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   model.enqueue({ content: ["partial "], hang: true });

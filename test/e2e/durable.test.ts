@@ -4,11 +4,11 @@ import { spawn as spawnProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, stopDaemon as stopDaemonOf, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
-import type { AgentProcess } from "../support/harness.js";
+import type { Agent } from "../support/harness.js";
 import { daemonStatus, world, within } from "./fixture.js";
 
 /** Loads a session through a raw request and splits what arrived: replay before the answer, the rest after. */
-async function load(agent: AgentProcess, sessionId: string, cwd: string) {
+async function load(agent: Agent, sessionId: string, cwd: string) {
   const fromMsg = agent.messages.length;
   const answer = await agent.rawRequest({ id: `load-${sessionId}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } });
   assert.ok(answer.result, JSON.stringify(answer.error));
@@ -61,9 +61,9 @@ test("SIGKILL of the shim mid-stream: the turn completes in the daemon and a new
 
   // The turn goes on in the daemon with nobody attached; wait for it to end there.
   const status = () => daemonStatus(home.dir);
-  assert.equal(status().runningTurns, 1, "still streaming after the window died");
-  for (let i = 0; i < 100 && status().runningTurns > 0; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.equal(status().runningTurns, 0);
+  assert.equal((await status()).runningTurns, 1, "still streaming after the window died");
+  for (let i = 0; i < 100 && (await status()).runningTurns > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await status()).runningTurns, 0);
   const second = spawn();
   await second.initialize();
   const { replay } = await load(second, sessionId, workdir);
@@ -121,7 +121,7 @@ test("a permission question whose window is killed is asked again on the other w
   await c.waitForAgentRequest((r) => r.method === "session/request_permission");
   await b.kill("SIGKILL");
   await c.kill("SIGKILL");
-  const status = daemonStatus(home.dir);
+  const status = await daemonStatus(home.dir);
   assert.equal(status.pendingPermissions, 1);
   const d = spawn();
   d.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o: { kind: string }) => o.kind === "allow_once").optionId } });
@@ -134,7 +134,7 @@ test("a permission question whose window is killed is asked again on the other w
 
 test("a window that stops reading does not hold up the other; the daemon drops it and its memory stays bounded", async (t) => {
   // The backlog limit is lowered so a modest flood shows the mechanism; the default is 64 MiB.
-  const { agent: a, model, workdir, home } = await world(t, { env: { REASONIX_WINDOW_BACKLOG_BYTES: String(5 * 1024 * 1024) } });
+  const { agent: a, model, workdir, home } = await world(t, { connector: "process", env: { REASONIX_WINDOW_BACKLOG_BYTES: String(5 * 1024 * 1024) } });
   await a.initialize();
   const { sessionId } = await a.newSession(workdir);
   // The stuck window: a real shim whose stdout nobody reads.
@@ -164,7 +164,7 @@ test("a window that stops reading does not hold up the other; the daemon drops i
 });
 
 test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load replays what was persisted and marks the turn interrupted", async (t) => {
-  const { agent, model, workdir, spawn, home } = await world(t);
+  const { agent, model, workdir, spawn, home } = await world(t, { connector: "process" });
   model.enqueue({ content: ["before ", "the crash "], hang: true });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -195,7 +195,7 @@ test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load repla
 });
 
 test("a daemon killed during a tool call leaves a well-formed history: the call is closed as interrupted", async (t) => {
-  const { agent, model, workdir, spawn, home } = await world(t);
+  const { agent, model, workdir, spawn, home } = await world(t, { connector: "process" });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
@@ -280,11 +280,11 @@ test("session/close detaches the caller; the session stops (turn cancelled, hist
   await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
   await a.rpc.request("session/close", { sessionId });
   const status = () => daemonStatus(home.dir);
-  assert.equal(status().runningTurns, 1, "the other window keeps the turn alive");
+  assert.equal((await status()).runningTurns, 1, "the other window keeps the turn alive");
   await b.rpc.request("session/close", { sessionId });
   assert.equal((await pending).stopReason, "cancelled");
-  assert.equal(status().runningTurns, 0);
-  assert.equal(status().sessions.live, 0);
+  assert.equal((await status()).runningTurns, 0);
+  assert.equal((await status()).sessions.live, 0);
   const c = spawn();
   await c.initialize();
   const { replay } = await load(c, sessionId, workdir);
@@ -301,13 +301,13 @@ test("a question asked while nobody is attached waits, shows in /status, then co
   await agent.waitForAgentRequest((r) => r.method === "session/request_permission");
   await agent.kill("SIGKILL");
   const status = () => daemonStatus(home.dir);
-  const waiting = status();
+  const waiting = await status();
   assert.equal(waiting.pendingPermissions, 1);
   assert.equal(waiting.liveSessions[0].pendingPermissions[0].askedOn === undefined, false);
   await model.waitForRequests(2, 10_000);
   assert.match(model.requests[1]!.body.messages.at(-1).content, /No answer to the permission request/);
   assert.equal(existsSync(join(workdir, "nobody.marker")), false);
-  assert.equal(status().pendingPermissions, 0);
+  assert.equal((await status()).pendingPermissions, 0);
   const next = spawn();
   await next.initialize();
   const { replay } = await load(next, sessionId, workdir);
