@@ -145,7 +145,13 @@ test("a window that stops reading does not hold up the other; the daemon drops i
   stuck.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } })}\n`);
   stuck.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/resume", params: { sessionId, cwd: workdir, mcpServers: [] } })}\n`);
   const daemon = await waitForDaemonPid(home.dir);
-  await new Promise((r) => setTimeout(r, 300));
+  // The flood starts once the stuck window is attached to the session, as /status counts it.
+  const attached = async () => (await daemonStatus(home.dir)).liveSessions.find((s: { sessionId: string }) => s.sessionId === sessionId)?.attachments;
+  const deadline = Date.now() + 10_000;
+  while ((await attached()) !== 2) {
+    assert.ok(Date.now() < deadline, "the stuck window attached within 10 s");
+    await new Promise((r) => setTimeout(r, 50));
+  }
 
   const chunk = "x".repeat(4 * 1024);
   const n = 3000; // ~12 MiB to each window at a fast model's pace (2 MB/s), past the 5 MiB a window may fall behind
@@ -174,7 +180,8 @@ test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load repla
   const old = await waitForDaemonPid(home.dir);
   process.kill(old, "SIGKILL");
   await waitForPidExit(old, 5000);
-  await agent.exited;
+  // The editor closes the window that lost its daemon, so no shim is left waiting to rejoin the next.
+  await agent.closeStdin();
 
   const next = spawn();
   await next.initialize();
@@ -204,7 +211,8 @@ test("a daemon killed during a tool call leaves a well-formed history: the call 
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "in_progress");
   await new Promise((r) => setTimeout(r, 150));
   process.kill(await waitForDaemonPid(home.dir), "SIGKILL");
-  await agent.exited;
+  // The editor closes the window that lost its daemon, so no shim is left waiting to rejoin the next.
+  await agent.closeStdin();
 
   const next = spawn();
   await next.initialize();
