@@ -1,5 +1,7 @@
 /**
- * `reasonix daemon run`: win the store lock, bind the socket, say ready, serve until stopped or idle.
+ * The daemon as an object (`createDaemon`): win the store lock, bind the socket, serve until closed.
+ * `reasonix daemon run` (`runDaemon`) wraps it with what belongs to a process of its own: the umask,
+ * the ready pipe, signals, the exit. Tests create the same object inside their own process.
  * Heavy modules (openai, MCP) load later, on first use, so the first `initialize` is answered fast.
  */
 import { renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
@@ -7,10 +9,20 @@ import { resolvePaths, type Paths } from "../shared/paths.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 import { currentBuild } from "../shared/build.js";
 import { readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
-import { createLogger, type Logger } from "./log/log.js";
-import { Store } from "./store/store.js";
+import { closeLogger, createLogger, type Logger } from "./log/log.js";
+import { Store, StoreDamagedError } from "./store/store.js";
 import { scanStore } from "./store/integrity.js";
-import { asStartupError, classifyStoreError, clearStartError, loadConfig, prepareFolders, recordStartError, StartupError, tellLauncher } from "./startup.js";
+import {
+  AlreadyRunningError,
+  asStartupError,
+  classifyStoreError,
+  clearStartError,
+  loadConfig,
+  prepareFolders,
+  recordStartError,
+  StartupError,
+  tellLauncher,
+} from "./startup.js";
 import { SessionManager } from "./sessions/manager.js";
 import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
@@ -18,11 +30,34 @@ import { effortParams } from "./provider/effort.js";
 import { setSearchStallBound } from "./tools/builtin/search-thread.js";
 import { RpcError } from "../shared/jsonrpc.js";
 import { buildApp } from "./server/app.js";
+import { windowBacklogBytes } from "./server/acp-ws.js";
 import type { DaemonState } from "./server/state.js";
 import type { FastifyInstance } from "fastify";
 import { newToken, parseListen } from "./server/tcp-auth.js";
 
-export const BUILD_ID = currentBuild();
+export interface DaemonOptions {
+  paths: Paths;
+  /**
+   * The daemon's own environment: config overrides, log level, the provider keys a window did not
+   * send. Nothing below reads process.env, so a daemon created inside another program sees only this.
+   */
+  env: NodeJS.ProcessEnv;
+  /** Resolved from config.json and `env` when absent. */
+  config?: DaemonConfig;
+  /** The caller's logger, left open on close; by default the daemon opens and closes its log file. */
+  log?: Logger;
+}
+
+export interface Daemon {
+  readonly state: DaemonState;
+  readonly app: FastifyInstance;
+  /** host:port of the loopback TCP listener, when config.listen asked for one */
+  readonly tcpAddress: string | undefined;
+  /** Settles with the reason once the daemon has stopped, whoever asked (close, /admin/shutdown, idle). */
+  readonly closed: Promise<string>;
+  /** Stops the daemon: listeners closed, sessions stopped, store closed, socket and daemon.json removed. */
+  close(reason?: string): Promise<string>;
+}
 
 /** The optional loopback TCP listener, with a fresh token in the 0600 token file. */
 async function listenTcp(state: DaemonState, paths: Paths, config: DaemonConfig): Promise<{ app: FastifyInstance; address: string }> {
@@ -52,54 +87,81 @@ function writeDaemonInfo(paths: Paths, info: object): void {
   renameSync(tmp, paths.daemonInfoFile);
 }
 
+/** A stop waits this long for sessions to wind down (a tool ignoring its cancel); then it goes on. */
+const SESSION_STOP_BUDGET_MS = 5000;
+
+/**
+ * Starts a daemon on `paths`. Throws a StartupError naming the cause (also logged and recorded for
+ * `reasonix daemon status`), or AlreadyRunningError when another daemon holds the store.
+ */
+export async function createDaemon(options: DaemonOptions): Promise<Daemon> {
+  const { paths, env } = options;
+  prepareFolders(paths);
+  const ownLog = options.log === undefined;
+  const log = options.log ?? createLogger(paths.logFile, env.REASONIX_LOG_LEVEL ?? "info");
+  let store: Store | undefined;
+  try {
+    const config = options.config ?? loadConfig(paths, env);
+    try {
+      store = await Store.open(paths.dbDir, log);
+    } catch (err) {
+      const verdict = classifyStoreError(err, paths.dbDir);
+      throw verdict === "already-running" ? new AlreadyRunningError(paths.dbDir) : verdict;
+    }
+    const daemon = await serve(paths, env, config, store, log, ownLog);
+    clearStartError(paths);
+    return daemon;
+  } catch (err) {
+    if (!(err instanceof AlreadyRunningError)) {
+      // Whatever stopped the start is recorded in words for `reasonix daemon status`.
+      const cause = asStartupError(err);
+      log.error({ err: cause.message, reason: cause.reason }, "cannot start");
+      recordStartError(paths, cause);
+      err = cause;
+    }
+    await store?.close().catch(() => undefined);
+    if (ownLog) await closeLogger(log);
+    throw err;
+  }
+}
+
+/** `reasonix daemon run`: the daemon plus what a process of its own needs. */
 export async function runDaemon(): Promise<void> {
   process.umask(0o077);
   // Our stdout and stderr are the log file: a full disk must not turn a diagnostic into a crash.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
   const paths = resolvePaths();
-  let log: Logger | undefined;
-  let store: Store | undefined;
+  let daemon: Daemon;
   try {
-    prepareFolders(paths);
-    log = createLogger(paths.logFile);
-    const config = loadConfig(paths);
-    try {
-      store = await Store.open(paths.dbDir, log);
-    } catch (err) {
-      const verdict = classifyStoreError(err, paths.dbDir);
-      if (verdict !== "already-running") throw verdict;
+    daemon = await createDaemon({ paths, env: process.env });
+  } catch (err) {
+    if (err instanceof AlreadyRunningError) {
       process.stderr.write("reasonix daemon: already running\n");
       tellLauncher("already-running");
       return;
     }
-    await serve(paths, config, store, log);
-  } catch (err) {
-    // Whatever stopped the start, the launcher gets it in words, not a bare exit code.
+    // The launcher gets the cause in words, not a bare exit code.
     const cause = asStartupError(err);
     process.stderr.write(`reasonix daemon: ${cause.message}\n`);
-    log?.error({ err: cause.message, reason: cause.reason }, "cannot start");
-    recordStartError(paths, cause);
     tellLauncher(cause);
-    await store?.close().catch(() => undefined);
     process.exitCode = 2;
     // Half-started pieces (a listener, a timer) must not keep a failed daemon around.
     setTimeout(() => process.exit(2), 2000).unref();
     return;
   }
-  clearStartError(paths);
+  const { log } = daemon.state.services;
+  // A stray rejection somewhere in one session must not take every other session down with it.
+  process.on("unhandledRejection", (err) => log.error({ err }, "unhandled rejection"));
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    process.on(sig, () => daemon.state.requestShutdown(sig));
+  }
+  void daemon.closed.then(() => process.exit(0));
   tellLauncher("ready");
-  // Damage LevelDB dropped in silence shows as holes in the ledgers; looked for once serving.
-  const serving = store;
-  const logger = log;
-  scanStore(serving).then(
-    (found) => logger.info(found, "store integrity scan done"),
-    (err: unknown) => logger.error({ err: (err as Error)?.message }, "store integrity scan failed"),
-  );
-  log.info({ socket: paths.socketPath, build: BUILD_ID }, "daemon ready");
   process.stderr.write(`reasonix daemon: ready (pid ${process.pid}, socket ${paths.socketPath})\n`);
 }
 
-async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Logger): Promise<DaemonState> {
+async function serve(paths: Paths, env: NodeJS.ProcessEnv, initial: DaemonConfig, store: Store, log: Logger, ownLog: boolean): Promise<Daemon> {
+  const build = currentBuild(env);
   // `reasonix setup` may change config.json under a running daemon; new sessions see the change.
   let config = initial;
   let configStamp = fileStamp(paths.configFile);
@@ -108,7 +170,7 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     if (stamp !== configStamp) {
       configStamp = stamp;
       try {
-        config = resolveConfig(readConfigFile(paths.configFile), process.env);
+        config = resolveConfig(readConfigFile(paths.configFile), env);
         log.info("configuration reloaded");
       } catch (err) {
         log.warn({ err: (err as Error).message }, "configuration change ignored");
@@ -128,32 +190,40 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
       maxSteps: () => currentConfig().maxSteps,
       permissionTimeoutMs: () => currentConfig().permissionTimeoutSeconds * 1000,
       goalBounds: () => currentConfig().goal,
-      createModel: (ref, env, effort) => {
+      createModel: (ref, windowEnv, effort) => {
         const choice = resolveModelRef(currentConfig(), ref);
         if (!choice) throw RpcError.invalidParams(`model: "${ref}" is not a configured model`);
         const extra = effortParams(choice.provider.name, effort);
-        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, env, paths.credentialsFile), () => extra);
+        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, paths.credentialsFile, env), () => extra);
       },
       listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
     },
     log,
   );
-  await sessions.recover();
+  try {
+    await sessions.recover();
+  } catch (err) {
+    // Damage met while recovering is recorded (the store notes it for /status, and a load that reads
+    // it says so); the sessions that can still be read are served rather than none.
+    if (!(err instanceof StoreDamagedError)) throw err;
+    log.error({ err: err.message }, "recovery stopped at damaged data");
+  }
   sessions.startIdleUnload();
 
-  let stopping = false;
+  let shuttingDown: Promise<string> | undefined;
+  let stopped!: (reason: string) => void;
+  const closed = new Promise<string>((resolve) => (stopped = resolve));
   const state: DaemonState = {
     services: { sessions, config: currentConfig, paths, log, version: PACKAGE_VERSION },
     store,
     startedAt: Date.now(),
-    build: BUILD_ID,
+    build,
     draining: false,
     connections: 0,
+    windowBacklogBytes: windowBacklogBytes(env),
     idle: () => sessions.liveSessions().every((s) => s.isIdle()),
     requestShutdown: (reason) => {
-      if (stopping) return;
-      stopping = true;
-      void shutdown(reason);
+      shuttingDown ??= shutdown(reason);
     },
   };
 
@@ -163,6 +233,7 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
   try {
     await app.listen({ path: paths.socketPath });
   } catch (err) {
+    await app.close().catch(() => undefined);
     throw new StartupError(`cannot listen on ${paths.socketPath}: ${(err as Error).message}`, "listen_failed");
   }
   let tcp: Awaited<ReturnType<typeof listenTcp>> | undefined;
@@ -176,7 +247,7 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
   }
   writeDaemonInfo(paths, {
     pid: process.pid,
-    build: BUILD_ID,
+    build,
     wire: WIRE_MAJOR,
     socket: paths.socketPath,
     ...(tcp ? { tcp: tcp.address } : {}),
@@ -191,11 +262,33 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     if (busy) idleSince = Date.now();
     else if (idleMs > 0 && Date.now() - idleSince >= idleMs) state.requestShutdown("idle");
     // An upgraded install: the next shim would replace us anyway; leave at the first idle moment.
-    else if (currentBuild() !== BUILD_ID) state.requestShutdown(`a newer build (${currentBuild()}) is installed`);
+    else if (currentBuild(env) !== build) state.requestShutdown(`a newer build (${currentBuild(env)}) is installed`);
   }, Math.min(5000, Math.max(250, idleMs / 4)));
   idleTimer.unref();
 
-  async function shutdown(reason: string): Promise<void> {
+  // Damage LevelDB dropped in silence shows as holes in the ledgers; looked for once serving.
+  const scan = scanStore(store).then(
+    (found) => log.info(found, "store integrity scan done"),
+    (err: unknown) => {
+      if (!state.draining) log.error({ err: (err as Error)?.message }, "store integrity scan failed");
+    },
+  );
+  log.info({ socket: paths.socketPath, build }, "daemon ready");
+
+  /**
+   * Every live session is stopped: a running turn is cancelled and its commands, terminals and MCP
+   * servers end with it, instead of outliving the daemon as orphans in their own process groups.
+   */
+  async function stopSessions(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_STOP_BUDGET_MS)));
+    const stops = sessions.liveSessions().map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err: (err as Error)?.message }, "stopping a session failed")));
+    await Promise.race([Promise.all(stops), budget]);
+    clearTimeout(timer);
+    await sessions.shutdown();
+  }
+
+  async function shutdown(reason: string): Promise<string> {
     log.info({ reason }, "daemon stopping");
     state.draining = true;
     clearInterval(idleTimer);
@@ -203,7 +296,8 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
       await tcp?.app.close();
       if (tcp) rmSync(paths.tokenFile, { force: true });
       await app.close();
-      await sessions.shutdown();
+      await stopSessions();
+      await scan;
       await store.close();
     } catch (err) {
       log.error({ err }, "error while stopping");
@@ -215,14 +309,20 @@ async function serve(paths: Paths, initial: DaemonConfig, store: Store, log: Log
     }
     rmSync(paths.daemonInfoFile, { force: true });
     log.info("daemon stopped");
-    log.flush();
-    process.exit(0);
+    if (ownLog) await closeLogger(log);
+    else log.flush();
+    stopped(reason);
+    return reason;
   }
 
-  // A stray rejection somewhere in one session must not take every other session down with it.
-  process.on("unhandledRejection", (err) => log.error({ err }, "unhandled rejection"));
-  for (const sig of ["SIGTERM", "SIGINT"] as const) {
-    process.on(sig, () => state.requestShutdown(sig));
-  }
-  return state;
+  return {
+    state,
+    app,
+    tcpAddress: tcp?.address,
+    closed,
+    close: (reason = "closed by its owner") => {
+      state.requestShutdown(reason);
+      return shuttingDown!;
+    },
+  };
 }

@@ -20,6 +20,14 @@ export class StartupError extends Error {
   }
 }
 
+/** Another `reasonix daemon run` holds the store: the normal race of two starts, not a failure. */
+export class AlreadyRunningError extends Error {
+  override name = "AlreadyRunningError";
+  constructor(dbDir: string) {
+    super(`a daemon already holds the store at ${dbDir}`);
+  }
+}
+
 export function asStartupError(err: unknown): StartupError {
   if (err instanceof StartupError) return err;
   return new StartupError(err instanceof Error ? err.message : String(err), "start_failed");

@@ -61,6 +61,17 @@ function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown)
 }
 
 const RECONNECT_WINDOW_MS = 3000;
+const STILL_RUNNING_MS = 500;
+
+/** True when `pid` is still running `ms` from now; false as soon as it is gone. */
+async function stillRunningAfter(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (isRunning(pid)) {
+    if (Date.now() >= deadline) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return false;
+}
 
 export async function runAcp(args: string[]): Promise<void> {
   let model: string | undefined;
@@ -179,8 +190,13 @@ export async function runAcp(args: string[]): Promise<void> {
     flushOut();
     process.stderr.write(`reasonix acp: ${message}\n`);
     // A daemon that is still running dropped this window on purpose (it fell too far behind): a
-    // rejoin would hide the updates it missed, so the editor is told instead.
-    if (daemonPid !== undefined && isRunning(daemonPid)) exit(1);
+    // rejoin would hide the updates it missed, so the editor is told instead. One killed outright
+    // closes its sockets a moment before its process is gone, so "still running" must last a while.
+    if (daemonPid !== undefined && (await stillRunningAfter(daemonPid, STILL_RUNNING_MS))) {
+      // Requests the editor sent meanwhile are answered too.
+      for (const id of memory.takePending()) writeLine(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
+      exit(1);
+    }
     const deadline = Date.now() + RECONNECT_WINDOW_MS;
     while (Date.now() < deadline && !stdinEnded) {
       await new Promise((r) => setTimeout(r, 200));

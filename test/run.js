@@ -40,13 +40,19 @@ try {
   process.exit(1);
 }
 
+function isEndToEnd(file) {
+  return relative(testDir, file).split(sep)[0] === "test";
+}
+
 const files = findTests(testDir)
   .filter((file) => {
     if (filters.length === 0) return true;
     const rel = relative(testDir, file).split(sep).join("/");
     return filters.some((f) => rel.includes(f));
   })
-  .sort();
+  // End-to-end files first: they are the long ones, and with two at a time the short unit files
+  // fill in around them instead of one long file running alone at the end.
+  .sort((a, b) => Number(isEndToEnd(b)) - Number(isEndToEnd(a)) || (a < b ? -1 : a > b ? 1 : 0));
 
 if (files.length === 0) {
   process.stderr.write(`no test files under dist/${filters.length ? ` match ${filters.join(", ")}` : ""}\n`);

@@ -48,18 +48,20 @@ export interface Endpoint {
   apiKey: string;
 }
 
+/** `env` is the window's environment; `daemonEnv` the daemon's own, asked second. */
 export function resolveEndpoint(
   choice: ModelChoice,
   env: Record<string, string | undefined>,
   credentialsFile: string,
+  daemonEnv: Record<string, string | undefined> = process.env,
 ): Endpoint {
   const keyName = choice.provider.apiKeyEnv;
-  const apiKey = env[keyName] || process.env[keyName] || readCredentialsFile(credentialsFile)[keyName];
+  const apiKey = env[keyName] || daemonEnv[keyName] || readCredentialsFile(credentialsFile)[keyName];
   if (!apiKey) {
     throw RpcError.authRequired(
       `No API key for provider "${choice.provider.name}": set ${keyName} in the editor's environment or run \`reasonix setup\`.`,
     );
   }
-  const envBase = choice.provider.name === "deepseek" ? env.DEEPSEEK_BASE_URL || process.env.DEEPSEEK_BASE_URL : undefined;
+  const envBase = choice.provider.name === "deepseek" ? env.DEEPSEEK_BASE_URL || daemonEnv.DEEPSEEK_BASE_URL : undefined;
   return { baseUrl: envBase || choice.provider.baseUrl, apiKey };
 }

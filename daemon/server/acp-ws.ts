@@ -13,9 +13,13 @@ import type { DaemonState } from "./state.js";
 /**
  * A window this far behind is dropped rather than letting the daemon's memory grow without bound.
  * Generous on purpose: a live stream never gets near it unless the window has stopped reading, and
- * replays wait for the window instead of piling up. Tests lower it through the environment.
+ * replays wait for the window instead of piling up. Tests lower it through the daemon's environment.
  */
-export const MAX_BUFFERED_BYTES = Number(process.env.REASONIX_WINDOW_BACKLOG_BYTES) || 64 * 1024 * 1024;
+export const DEFAULT_WINDOW_BACKLOG_BYTES = 64 * 1024 * 1024;
+
+export function windowBacklogBytes(env: NodeJS.ProcessEnv): number {
+  return Number(env.REASONIX_WINDOW_BACKLOG_BYTES) || DEFAULT_WINDOW_BACKLOG_BYTES;
+}
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -62,7 +66,7 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
     const conn = new AcpConnection(
       (text) => {
         if (socket.readyState !== socket.OPEN) return;
-        if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+        if (socket.bufferedAmount > state.windowBacklogBytes) {
           conn.log.warn({ buffered: socket.bufferedAmount }, "window fell too far behind; dropping its connection");
           socket.terminate();
           return;

@@ -9,6 +9,8 @@ export interface DaemonState {
   build: string;
   draining: boolean;
   connections: number;
+  /** How far behind a window may fall before it is dropped (acp-ws.ts). */
+  windowBacklogBytes: number;
   /** No turn running or waiting, no question pending: safe to stop or to hand over to a new build. */
   idle(): boolean;
   /** Asks the daemon to stop cleanly (admin route, signals, idle timer). */

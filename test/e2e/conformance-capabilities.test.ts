@@ -9,13 +9,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AgentProcess } from "../support/harness.js";
+import type { Agent } from "../support/harness.js";
 import { world } from "./fixture.js";
 
 const STOP_REASONS = ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"];
 
 /** Messages after `from` that are session/update notifications of `sessionId`. */
-const updatesOf = (agent: AgentProcess, sessionId: string, from: number, to = agent.messages.length) =>
+const updatesOf = (agent: Agent, sessionId: string, from: number, to = agent.messages.length) =>
   agent.messages.slice(from, to).filter((m) => m.method === "session/update" && m.params?.sessionId === sessionId);
 
 async function sessionWithHistory(t: Parameters<typeof world>[0]) {

@@ -136,7 +136,7 @@ test("CLIENTCAP-001..003: without fs or terminal capabilities the agent never ca
 });
 
 test("SHUTDOWN-001 / TRANSPORT-002: the process exits when stdin closes", async (t) => {
-  const { agent } = await world(t);
+  const { agent } = await world(t, { connector: "process" });
   await agent.initialize();
   assert.equal(await agent.closeStdin(), 0);
 });

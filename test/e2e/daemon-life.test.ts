@@ -29,19 +29,20 @@ function daemonsOf(home: string): number[] {
 }
 
 test("two shims started at the same instant on a fresh home both initialize, and one daemon runs", async (t) => {
-  const { agent, spawn, home } = await world(t);
+  const { agent, spawn, home } = await world(t, { connector: "process" });
   const second = spawn();
   const [a, b] = await Promise.all([agent.initialize(), second.initialize()]);
   assert.equal(a.protocolVersion, 1);
   assert.equal(b.protocolVersion, 1);
   const pid = await waitForDaemonPid(home.dir);
-  // The loser of the lock race exits on its own; give it a moment, then count.
-  await new Promise((r) => setTimeout(r, 300));
+  // The loser of the lock race exits on its own, soon after saying "already running".
+  const deadline = Date.now() + 5000;
+  while (daemonsOf(home.dir).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
   assert.deepEqual(daemonsOf(home.dir), [pid]);
 });
 
 test("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon stop` stops it cleanly", async (t) => {
-  const { agent, home, workdir } = await world(t);
+  const { agent, home, workdir } = await world(t, { connector: "process" });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   assert.ok(sessionId);
@@ -67,7 +68,7 @@ test("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon sto
 });
 
 test("kill -9 of the daemon during a prompt: the pending prompt gets an error naming the log, the shim exits non-zero", async (t) => {
-  const { agent, model, home, workdir } = await world(t);
+  const { agent, model, home, workdir } = await world(t, { connector: "process" });
   model.enqueue({ content: ["partial "], hang: true });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -105,7 +106,7 @@ test("the socket refuses another wire version and browser origins before any ACP
 });
 
 test("after an upgrade, a shim of the new build replaces an idle daemon; a busy one stays, with a warning", async (t) => {
-  const { agent, model, workdir, home, spawn } = await world(t, { env: { REASONIX_BUILD_ID: "0.1.0+old" } });
+  const { agent, model, workdir, home, spawn } = await world(t, { connector: "process", env: { REASONIX_BUILD_ID: "0.1.0+old" } });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   const old = await waitForDaemonPid(home.dir);
@@ -136,7 +137,7 @@ test("after an upgrade, a shim of the new build replaces an idle daemon; a busy 
 });
 
 test("a daemon that comes back within seconds (a supervisor restarted it): the shim rejoins as the same window", async (t) => {
-  const { agent, model, home, workdir } = await world(t, { clientCapabilities: { terminal: true } });
+  const { agent, model, home, workdir } = await world(t, { connector: "process", clientCapabilities: { terminal: true } });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   model.enqueue({ content: ["partial "], hang: true });

@@ -109,7 +109,7 @@ async function refusedWith(agent: AgentProcess, expected: string): Promise<{ cod
 
 test("a client that kills the shim's descendants and process group never reaches the daemon; another window's turn finishes", async (t) => {
   // Window B's shim leads its own process group and, on this fresh home, starts the daemon.
-  const { agent: b, spawn, model, home, workdir } = await world(t, { detached: true });
+  const { agent: b, spawn, model, home, workdir } = await world(t, { connector: "process", detached: true });
   await b.initialize();
   const daemon = await waitForDaemonPid(home.dir);
 
@@ -145,7 +145,7 @@ test("a client that kills the shim's descendants and process group never reaches
 
 for (const way of ["setsid", "node"] as const) {
   test(`a daemon started through ${way === "setsid" ? "setsid -f" : "the node intermediate"} leads its own session and group and is not the shim's child`, async (t) => {
-    const { agent, home } = await world(t, { env: { REASONIX_DETACH: way } });
+    const { agent, home } = await world(t, { connector: "process", env: { REASONIX_DETACH: way } });
     await agent.initialize();
     const daemon = await waitForDaemonPid(home.dir);
     const st = procStat(daemon);
@@ -166,6 +166,7 @@ test("a socket folder that belongs to another user: the shim sends its socket no
   const received: Buffer[] = [];
   t.after(() => server?.close());
   const { agent, home } = await world(t, {
+    connector: "process",
     prepare: async (dir) => {
       const run = join(dir, "run");
       mkdirSync(run, { mode: 0o700 });
@@ -241,7 +242,7 @@ test("a home whose run/daemon.sock is over 140 bytes works end to end; another s
 // Failures in their own words
 
 test("config.json with an unknown key: initialize is answered with the key and the file; status says the same; a fixed config starts", async (t) => {
-  const { agent, home, spawn } = await world(t, { prepare: (dir) => writeFileSync(join(dir, "config.json"), '{"modle":"x"}') });
+  const { agent, home, spawn } = await world(t, { connector: "process", prepare: (dir) => writeFileSync(join(dir, "config.json"), '{"modle":"x"}') });
   const err = await refusedWith(agent, 'unknown key "modle"');
   assert.ok(err.message.includes(join(home.dir, "config.json")), err.message);
   assert.equal(err.data.reason, "config_invalid");
@@ -262,7 +263,7 @@ test("a REASONIX_HOME that is a regular file: initialize is answered with its pa
   t.after(() => rmSync(outside, { recursive: true, force: true }));
   const file = join(outside, "home");
   writeFileSync(file, "not a folder");
-  const { agent } = await world(t, { env: { REASONIX_HOME: file } });
+  const { agent } = await world(t, { connector: "process", env: { REASONIX_HOME: file } });
   const err = await refusedWith(agent, `REASONIX_HOME ${file} is not a folder`);
   assert.equal(err.data.reason, "home_invalid");
   const shown = status({ REASONIX_HOME: file });
@@ -274,6 +275,7 @@ test("a store another process holds open: initialize names that process; status 
   let db: Level<string, string> | undefined;
   t.after(() => db?.close());
   const { agent, home } = await world(t, {
+    connector: "process",
     prepare: async (dir) => {
       db = new Level<string, string>(join(dir, "db"));
       await db.open();
@@ -287,7 +289,7 @@ test("a store another process holds open: initialize names that process; status 
 });
 
 test("a damaged store: initialize says it is damaged, in LevelDB's words; status says the same", async (t) => {
-  const { agent, home, workdir, spawn } = await world(t);
+  const { agent, home, workdir, spawn } = await world(t, { connector: "process" });
   await agent.initialize();
   await agent.newSession(workdir);
   const pid = await waitForDaemonPid(home.dir);
@@ -309,7 +311,7 @@ test("a damaged store: initialize says it is damaged, in LevelDB's words; status
 });
 
 test("a daemon that holds the store but does not answer: after the start budget the shim names it", async (t) => {
-  const { agent, home, spawn } = await world(t);
+  const { agent, home, spawn } = await world(t, { connector: "process" });
   await agent.initialize();
   const pid = await waitForDaemonPid(home.dir);
   // The daemon keeps running and keeps the lock; nothing answers at the socket's path any more.

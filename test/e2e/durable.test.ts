@@ -4,11 +4,11 @@ import { spawn as spawnProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, stopDaemon as stopDaemonOf, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
-import type { AgentProcess } from "../support/harness.js";
+import type { Agent } from "../support/harness.js";
 import { daemonStatus, world, within } from "./fixture.js";
 
 /** Loads a session through a raw request and splits what arrived: replay before the answer, the rest after. */
-async function load(agent: AgentProcess, sessionId: string, cwd: string) {
+async function load(agent: Agent, sessionId: string, cwd: string) {
   const fromMsg = agent.messages.length;
   const answer = await agent.rawRequest({ id: `load-${sessionId}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } });
   assert.ok(answer.result, JSON.stringify(answer.error));
@@ -62,9 +62,9 @@ test("SIGKILL of the shim mid-stream: the turn completes in the daemon and a new
 
   // The turn goes on in the daemon with nobody attached; wait for it to end there.
   const status = () => daemonStatus(home.dir);
-  assert.equal(status().runningTurns, 1, "still streaming after the window died");
-  for (let i = 0; i < 100 && status().runningTurns > 0; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.equal(status().runningTurns, 0);
+  assert.equal((await status()).runningTurns, 1, "still streaming after the window died");
+  for (let i = 0; i < 100 && (await status()).runningTurns > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await status()).runningTurns, 0);
   const second = spawn();
   await second.initialize();
   const { replay } = await load(second, sessionId, workdir);
@@ -122,7 +122,7 @@ test("a permission question whose window is killed is asked again on the other w
   await c.waitForAgentRequest((r) => r.method === "session/request_permission");
   await b.kill("SIGKILL");
   await c.kill("SIGKILL");
-  const status = daemonStatus(home.dir);
+  const status = await daemonStatus(home.dir);
   assert.equal(status.pendingPermissions, 1);
   const d = spawn();
   d.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options.find((o: { kind: string }) => o.kind === "allow_once").optionId } });
@@ -135,7 +135,7 @@ test("a permission question whose window is killed is asked again on the other w
 
 test("a window that stops reading does not hold up the other; the daemon drops it and its memory stays bounded", async (t) => {
   // The backlog limit is lowered so a modest flood shows the mechanism; the default is 64 MiB.
-  const { agent: a, model, workdir, home } = await world(t, { env: { REASONIX_WINDOW_BACKLOG_BYTES: String(5 * 1024 * 1024) } });
+  const { agent: a, model, workdir, home } = await world(t, { connector: "process", env: { REASONIX_WINDOW_BACKLOG_BYTES: String(5 * 1024 * 1024) } });
   await a.initialize();
   const { sessionId } = await a.newSession(workdir);
   // The stuck window: a real shim whose stdout nobody reads.
@@ -146,7 +146,13 @@ test("a window that stops reading does not hold up the other; the daemon drops i
   stuck.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } })}\n`);
   stuck.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/resume", params: { sessionId, cwd: workdir, mcpServers: [] } })}\n`);
   const daemon = await waitForDaemonPid(home.dir);
-  await new Promise((r) => setTimeout(r, 300));
+  // The flood starts once the stuck window is attached to the session, as /status counts it.
+  const attached = async () => (await daemonStatus(home.dir)).liveSessions.find((s: { sessionId: string }) => s.sessionId === sessionId)?.attachments;
+  const deadline = Date.now() + 10_000;
+  while ((await attached()) !== 2) {
+    assert.ok(Date.now() < deadline, "the stuck window attached within 10 s");
+    await new Promise((r) => setTimeout(r, 50));
+  }
 
   const chunk = "x".repeat(4 * 1024);
   const n = 3000; // ~12 MiB to each window at a fast model's pace (2 MB/s), past the 5 MiB a window may fall behind
@@ -165,7 +171,7 @@ test("a window that stops reading does not hold up the other; the daemon drops i
 });
 
 test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load replays what was persisted and marks the turn interrupted", async (t) => {
-  const { agent, model, workdir, spawn, home } = await world(t);
+  const { agent, model, workdir, spawn, home } = await world(t, { connector: "process" });
   model.enqueue({ content: ["before ", "the crash "], hang: true });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -175,7 +181,8 @@ test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load repla
   const old = await waitForDaemonPid(home.dir);
   process.kill(old, "SIGKILL");
   await waitForPidExit(old, 5000);
-  await agent.exited;
+  // The editor closes the window that lost its daemon, so no shim is left waiting to rejoin the next.
+  await agent.closeStdin();
 
   const next = spawn();
   await next.initialize();
@@ -196,7 +203,7 @@ test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load repla
 });
 
 test("a daemon killed during a tool call leaves a well-formed history: the call is closed as interrupted", async (t) => {
-  const { agent, model, workdir, spawn, home } = await world(t);
+  const { agent, model, workdir, spawn, home } = await world(t, { connector: "process" });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
@@ -205,7 +212,8 @@ test("a daemon killed during a tool call leaves a well-formed history: the call 
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "in_progress");
   await new Promise((r) => setTimeout(r, 150));
   process.kill(await waitForDaemonPid(home.dir), "SIGKILL");
-  await agent.exited;
+  // The editor closes the window that lost its daemon, so no shim is left waiting to rejoin the next.
+  await agent.closeStdin();
 
   const next = spawn();
   await next.initialize();
@@ -281,11 +289,11 @@ test("session/close detaches the caller; the session stops (turn cancelled, hist
   await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
   await a.rpc.request("session/close", { sessionId });
   const status = () => daemonStatus(home.dir);
-  assert.equal(status().runningTurns, 1, "the other window keeps the turn alive");
+  assert.equal((await status()).runningTurns, 1, "the other window keeps the turn alive");
   await b.rpc.request("session/close", { sessionId });
   assert.equal((await pending).stopReason, "cancelled");
-  assert.equal(status().runningTurns, 0);
-  assert.equal(status().sessions.live, 0);
+  assert.equal((await status()).runningTurns, 0);
+  assert.equal((await status()).sessions.live, 0);
   const c = spawn();
   await c.initialize();
   const { replay } = await load(c, sessionId, workdir);
@@ -302,13 +310,13 @@ test("a question asked while nobody is attached waits, shows in /status, then co
   await agent.waitForAgentRequest((r) => r.method === "session/request_permission");
   await agent.kill("SIGKILL");
   const status = () => daemonStatus(home.dir);
-  const waiting = status();
+  const waiting = await status();
   assert.equal(waiting.pendingPermissions, 1);
   assert.equal(waiting.liveSessions[0].pendingPermissions[0].askedOn === undefined, false);
   await model.waitForRequests(2, 10_000);
   assert.match(model.requests[1]!.body.messages.at(-1).content, /No answer to the permission request/);
   assert.equal(existsSync(join(workdir, "nobody.marker")), false);
-  assert.equal(status().pendingPermissions, 0);
+  assert.equal((await status()).pendingPermissions, 0);
   const next = spawn();
   await next.initialize();
   const { replay } = await load(next, sessionId, workdir);
@@ -342,10 +350,10 @@ test("an idle session with no window leaves memory after sessionUnloadSeconds (s
   // The window goes away without session/close: the session stays live, then idles out.
   assert.equal(await agent.closeStdin(), 0);
   const deadline = Date.now() + 15_000;
-  let status = daemonStatus(home.dir);
+  let status = await daemonStatus(home.dir);
   while (status.sessions.live > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
-    status = daemonStatus(home.dir);
+    status = await daemonStatus(home.dir);
   }
   assert.equal(status.sessions.live, 0);
   assert.equal(status.sessions.unloadedIdle, 1);

@@ -3,11 +3,11 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitForDaemonPid, waitForPidExit } from "../support/harness.js";
-import type { AgentProcess } from "../support/harness.js";
+import type { Agent } from "../support/harness.js";
 import { world, within } from "./fixture.js";
 
 /** The vendor names, read from initialize as a client must (never hard-coded). */
-async function discover(agent: AgentProcess, extra: object = {}) {
+async function discover(agent: Agent, extra: object = {}) {
   const init = await agent.initialize(extra);
   const meta = init.agentCapabilities._meta["reasonix.io"];
   return {
@@ -132,7 +132,7 @@ test("inbox: idempotent enqueue, previews only, move, update and delete of pendi
 });
 
 test("kill -9 with queued items: after restart they are listed, paused and recovered, none ran; unpaused they run in order once", async (t) => {
-  const { agent, model, workdir, home, spawn } = await world(t);
+  const { agent, model, workdir, home, spawn } = await world(t, { connector: "process" });
   const { inbox } = await discover(agent);
   const { sessionId } = await agent.newSession(workdir);
   model.enqueue({ content: ["busy "], hang: true });
@@ -145,7 +145,8 @@ test("kill -9 with queued items: after restart they are listed, paused and recov
   const old = await waitForDaemonPid(home.dir);
   process.kill(old, "SIGKILL");
   await waitForPidExit(old, 5000);
-  await agent.exited;
+  // The editor closes the window that lost its daemon, so no shim is left waiting to rejoin the next.
+  await agent.closeStdin();
 
   const next = spawn();
   const names = await discover(next);

@@ -1,43 +1,62 @@
 /**
  * One end-to-end test's world: a temporary REASONIX_HOME, a scripted model, a workspace folder and a
- * spawned `reasonix acp` with the SDK client attached. Teardown checks the wire was clean (stdout held
- * only schema-valid JSON-RPC) and stops the daemon.
+ * window on the agent with the SDK client attached. Teardown checks the wire was clean (the agent's
+ * side held only schema-valid JSON-RPC) and stops the daemon.
+ *
+ * Two connectors, one test body (DESIGN §9). By default the daemon runs inside the test process and
+ * windows join it over its socket (support/in-process.ts); `{ connector: "process" }` spawns the
+ * real `reasonix acp` shim, which starts a real daemon process, for tests where processes matter:
+ * start-up, crashes, detaching, the shim's own behaviour, what the daemon process holds.
  */
 import type { TestContext } from "node:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { execFileSync } from "node:child_process";
-import { AgentProcess, BIN, makeHome, type AgentOptions, type TestHome } from "../support/harness.js";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { AgentProcess, BIN, makeHome, type Agent, type AgentOptions, type TestHome } from "../support/harness.js";
+import { InProcessAgent } from "../support/in-process.js";
 import { ScriptedModel } from "../support/scripted-model.js";
 
-export interface World {
+const run = promisify(execFile);
+
+export type Connector = "in-process" | "process";
+
+export interface WorldOptions extends Partial<AgentOptions> {
+  noModel?: boolean;
+  /** Runs on the fresh home before the first window starts (it starts the daemon at once). */
+  prepare?: (home: string) => void | Promise<void>;
+  /** default "in-process" */
+  connector?: Connector;
+}
+
+export interface World<A extends Agent = Agent> {
   home: TestHome;
   model: ScriptedModel;
   workdir: string;
-  agents: AgentProcess[];
-  /** Spawns another shim on the same home (and model), tracked for teardown. */
-  spawn(extra?: Partial<AgentOptions>): AgentProcess;
-  /** Another window on an existing session: a new shim, initialized, attached with session/resume. */
-  window(sessionId: string, extra?: Partial<AgentOptions>): Promise<AgentProcess>;
+  agents: A[];
+  agent: A;
+  /** Another window on the same home (and model), tracked for teardown. */
+  spawn(extra?: Partial<AgentOptions>): A;
+  /** Another window on an existing session: a new window, initialized, attached with session/resume. */
+  window(sessionId: string, extra?: Partial<AgentOptions>): Promise<A>;
 }
 
-export async function world(
-  t: TestContext,
-  { prepare, ...opts }: Partial<AgentOptions> & { noModel?: boolean; prepare?: (home: string) => void | Promise<void> } = {},
-): Promise<World & { agent: AgentProcess }> {
+export async function world(t: TestContext, opts: WorldOptions & { connector: "process" }): Promise<World<AgentProcess>>;
+export async function world(t: TestContext, opts?: WorldOptions): Promise<World>;
+export async function world(t: TestContext, { prepare, connector = "in-process", ...opts }: WorldOptions = {}): Promise<World> {
   const home = await makeHome();
-  // Runs on the fresh home before the first shim starts (it starts the daemon at once).
   await prepare?.(home.dir);
   const model = await ScriptedModel.start();
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), "rx-ws-")));
-  const agents: AgentProcess[] = [];
-  const spawn = (extra: Partial<AgentOptions> = {}): AgentProcess => {
-    const a = AgentProcess.spawn({ home: home.dir, ...(opts.noModel ? {} : { model }), cwd: workdir, ...opts, ...extra });
+  const agents: Agent[] = [];
+  const spawn = (extra: Partial<AgentOptions> = {}): Agent => {
+    const options: AgentOptions = { home: home.dir, ...(opts.noModel ? {} : { model }), cwd: workdir, ...opts, ...extra };
+    const a = connector === "process" ? AgentProcess.spawn(options) : InProcessAgent.spawn(options);
     agents.push(a);
     return a;
   };
-  const window = async (sessionId: string, extra: Partial<AgentOptions> = {}): Promise<AgentProcess> => {
+  const window = async (sessionId: string, extra: Partial<AgentOptions> = {}): Promise<Agent> => {
     const w = spawn(extra);
     await w.initialize();
     await w.rpc.request("session/resume", { sessionId, cwd: workdir, mcpServers: [] });
@@ -72,7 +91,11 @@ export async function within<T>(ms: number, what: string, p: Promise<T>): Promis
   }
 }
 
-/** `reasonix daemon status` for a home, parsed: what an operator would see. */
-export function daemonStatus(home: string): any {
-  return JSON.parse(execFileSync(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home } }).toString());
+/**
+ * `reasonix daemon status` for a home, parsed: what an operator would see. Asynchronous, so a daemon
+ * inside this process can answer while the command waits.
+ */
+export async function daemonStatus(home: string): Promise<any> {
+  const { stdout } = await run(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home } });
+  return JSON.parse(stdout);
 }

@@ -6,14 +6,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO_ROOT, type AgentProcess } from "../support/harness.js";
+import { REPO_ROOT, type Agent } from "../support/harness.js";
 import { world } from "./fixture.js";
 
 const SERVER = { name: "deployer", command: process.execPath, args: [join(REPO_ROOT, "dist", "test", "support", "fixtures", "elicit-server.js")], env: [] };
 const VENDOR_OPT_IN = { "reasonix.io": { mcpInteraction: { supported: true, schemaVersion: 1 } } };
 
 /** Runs the deploy tool in a fresh session and returns what the server reported back to the model. */
-async function deploy(agent: AgentProcess, model: { enqueue(...r: object[]): void; requests: Array<{ body: any }> }, workdir: string, tool = "deploy") {
+async function deploy(agent: Agent, model: { enqueue(...r: object[]): void; requests: Array<{ body: any }> }, workdir: string, tool = "deploy") {
   const { sessionId } = await agent.newSession(workdir, { mcpServers: [SERVER] });
   await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
   const id = `call-${Math.random().toString(36).slice(2)}`;

@@ -60,7 +60,7 @@ test("stopping the daemon ends every session's MCP servers, handshake or not", a
   await agent.initialize();
   await agent.newSession(workdir, { mcpServers: [silentServer(marker)] });
   await until("the server and its child running", () => processesWith(marker).length === 2);
-  assert.equal(daemonStatus(home.dir).sessions.live, 1);
+  assert.equal((await daemonStatus(home.dir)).sessions.live, 1);
   await agent.closeStdin();
   await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home.dir } });
   await until("no process of the server left", () => processesWith(marker).length === 0);

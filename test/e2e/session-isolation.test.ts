@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
-import { TEST_API_KEY, type AgentProcess } from "../support/harness.js";
+import { TEST_API_KEY, type Agent } from "../support/harness.js";
 import { world } from "./fixture.js";
 
 const secrets = (tag: string) => ({
@@ -18,7 +18,7 @@ const secrets = (tag: string) => ({
 });
 
 /** Runs `env` in the session through the model and returns what the tool gave back. */
-async function envOf(agent: AgentProcess, model: { enqueue(...r: object[]): void; requests: Array<{ body: any }> }, sessionId: string, id: string): Promise<string> {
+async function envOf(agent: Agent, model: { enqueue(...r: object[]): void; requests: Array<{ body: any }> }, sessionId: string, id: string): Promise<string> {
   model.enqueue({ toolCalls: [{ id, name: "run_command", arguments: { command: "env" } }] }, { content: ["ok"] });
   assert.equal((await agent.prompt(sessionId, `show env ${id}`)).stopReason, "end_turn");
   const answer = model.requests.at(-1)!.body.messages.find((m: { role: string; tool_call_id?: string }) => m.role === "tool" && m.tool_call_id === id);

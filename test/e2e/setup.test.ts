@@ -66,7 +66,7 @@ test("a mistyped flag is an error with usage, never ignored: `reasonix setup --m
 });
 
 test("REASONIX_MAX_STEPS=abc: the editor's initialize is answered with an error naming the variable", async (t) => {
-  const { agent } = await world(t, { env: { REASONIX_MAX_STEPS: "abc" } });
+  const { agent } = await world(t, { connector: "process", env: { REASONIX_MAX_STEPS: "abc" } });
   const err = await agent.initialize().then(
     () => undefined,
     (e: { message: string }) => e,

@@ -6,15 +6,11 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { openSync, closeSync, readdirSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { BIN, stopDaemon, type AgentProcess } from "../support/harness.js";
+import { stopDaemon, type Agent } from "../support/harness.js";
 import { mountSmallDisk, type SmallDisk } from "../support/tmpfs.js";
 import { daemonStatus, world, within } from "./fixture.js";
-
-const run = promisify(execFile);
 
 function smallDisk(t: TestContext): SmallDisk | undefined {
   const disk = mountSmallDisk(24);
@@ -33,18 +29,19 @@ function smallDisk(t: TestContext): SmallDisk | undefined {
 async function statusUntil(home: string, pred: (s: any) => boolean, what: string): Promise<any> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const status = daemonStatus(home);
+    const status = await daemonStatus(home);
     if (pred(status)) return status;
     if (Date.now() > deadline) throw new Error(`${what}: not seen in /status within 15 s: ${JSON.stringify(status.store)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
+/** Stops the home's daemon; the next window starts a fresh one on the same store. */
 async function restartDaemon(home: string): Promise<void> {
-  await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home } });
+  await stopDaemon(home);
 }
 
-async function loadReplay(agent: AgentProcess, sessionId: string, cwd: string): Promise<{ error?: any; updates: any[] }> {
+async function loadReplay(agent: Agent, sessionId: string, cwd: string): Promise<{ error?: any; updates: any[] }> {
   const from = agent.messages.length;
   const answer = await agent.rawRequest({ id: `load-${from}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } }, 15_000);
   const at = agent.messages.indexOf(answer);
@@ -73,7 +70,7 @@ test("disk full: a prompt that cannot be saved fails with the cause; the daemon 
   assert.equal(refused.code, -32603);
   assert.match(refused.message, new RegExp(`no space left on the disk holding ${disk.dir}/db`));
   assert.equal(model.requests.length, 1, "nothing unsaved went to the model");
-  const during = daemonStatus(disk.dir);
+  const during = await daemonStatus(disk.dir);
   assert.equal(during.runningTurns, 0, "no turn is left running");
   assert.equal(during.store.writable, false);
   assert.match(during.store.failure, /no space left/);
@@ -91,7 +88,7 @@ test("disk full: a prompt that cannot be saved fails with the cause; the daemon 
   assert.equal(error, undefined, JSON.stringify(error));
   assert.deepEqual(userTexts(updates), ["first", "third"]);
   assert.equal(agentText(updates), "answer oneanswer three");
-  const after = daemonStatus(disk.dir);
+  const after = await daemonStatus(disk.dir);
   assert.equal(after.runningTurns, 0);
   assert.deepEqual(after.store.damage, [], "recovery left no damage behind");
   assert.doesNotMatch(second.daemonLog(), /dropping \d+ bytes|checksum mismatch/);
@@ -117,7 +114,7 @@ test("disk full mid-turn: the turn ends with the cause, the session stays loadab
   const failed = await within(15_000, "the failed prompt's answer", pending);
   assert.ok(failed, "the turn must not end as if it succeeded");
   assert.match(failed.message, /no space left on the disk holding/);
-  assert.equal(daemonStatus(disk.dir).runningTurns, 0);
+  assert.equal((await daemonStatus(disk.dir)).runningTurns, 0);
 
   // Loadable while the disk is still full: another window attaches and gets its answer.
   const other = spawn();
@@ -141,7 +138,7 @@ test("disk full mid-turn: the turn ends with the cause, the session stays loadab
   assert.doesNotMatch(text, /the end/, "the unsaved rest of the answer does not appear");
   assert.match(text, /\[error\] The session could not be saved: no space left on the disk holding[^\n]*$/);
   assert.doesNotMatch(text, /\[interrupted\]/, "the failure was recorded once space returned, not left for crash recovery");
-  assert.equal(daemonStatus(disk.dir).runningTurns, 0);
+  assert.equal((await daemonStatus(disk.dir)).runningTurns, 0);
 });
 
 /** Overwrites `length` bytes in the middle of the largest file of `kind` in the store. */

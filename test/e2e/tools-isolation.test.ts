@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { world } from "./fixture.js";
 
 test("a catastrophic grep in one session: another session's stream keeps flowing, and the grep fails with a clear error", async (t) => {
-  const { agent, model, workdir, spawn } = await world(t, { env: { REASONIX_SEARCH_TIMEOUT_SECONDS: "1" } });
+  const { agent, model, workdir, spawn } = await world(t, { connector: "process", env: { REASONIX_SEARCH_TIMEOUT_SECONDS: "1" } });
   // (a+)+$ against 40 a's and a "b" backtracks about 2^40 ways: days, on the old in-loop grep.
   writeFileSync(join(workdir, "evil.txt"), `${"a".repeat(40)}b\n`);
   const other = spawn();

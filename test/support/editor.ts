@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import type { AgentProcess } from "./harness.js";
+import type { Agent } from "./harness.js";
 
 interface Terminal {
   child: ChildProcess;
@@ -22,7 +22,7 @@ export class FakeEditor {
   private readonly terminals = new Map<string, Terminal>();
   private next = 0;
 
-  attach(agent: AgentProcess): void {
+  attach(agent: Agent): void {
     agent.onClientRequest = (method, params) => this.handle(method, params);
   }
 

@@ -1,7 +1,9 @@
 /**
- * Drives the real `reasonix acp` shim the way an editor does (DESIGN §9): a child process on stdio,
- * the official @agentclientprotocol/sdk client on the other end, and a tee on both pipes that keeps
- * every raw line and runs the per-method schema checker over everything the agent writes.
+ * Drives the agent the way an editor does (DESIGN §9): the official @agentclientprotocol/sdk client
+ * on one end, and a tee on both directions that keeps every raw line and runs the per-method schema
+ * checker over everything the agent writes. `Agent` is that client and tee over any byte transport;
+ * `AgentProcess` puts the real `reasonix acp` shim behind it as a child process on stdio, and
+ * in-process.ts a daemon inside the test process.
  */
 import { AssertionError } from "node:assert";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -18,7 +20,7 @@ export const BIN = join(REPO_ROOT, "bin", "reasonix.js");
 /** The key the harness hands the agent; tests grep logs and errors for it to prove it never leaks. */
 export const TEST_API_KEY = "sk-test-secret-key";
 
-const DEFAULT_WAIT_MS = 10_000;
+export const DEFAULT_WAIT_MS = 10_000;
 const DEFAULT_REQUEST_MS = 30_000;
 const VERBOSE = process.env.REASONIX_TEST_VERBOSE === "1";
 
@@ -30,7 +32,13 @@ export interface TestHome {
   cleanup(): Promise<void>;
 }
 
-const agentsByHome = new Map<string, Set<AgentProcess>>();
+const agentsByHome = new Map<string, Set<Agent>>();
+
+/**
+ * Daemons living inside this test process, by home (in-process.ts registers them): stopDaemon closes
+ * those instead of signalling a pid, which would be our own.
+ */
+export const inProcessDaemons = new Map<string, { stop(): Promise<void> }>();
 
 /**
  * A fresh REASONIX_HOME. The name stays short on purpose: `<dir>/run/daemon.sock` fits in sun_path
@@ -101,8 +109,10 @@ export async function waitForPidExit(pid: number, timeoutMs: number): Promise<bo
  * so only a process that looks like ours (node or reasonix on its command line) is signalled.
  */
 export async function stopDaemon(home: string): Promise<void> {
+  const inside = inProcessDaemons.get(home);
+  if (inside) return inside.stop();
   const pid = daemonPid(home);
-  if (pid === undefined || !isAlive(pid) || !looksLikeOurs(pid)) return;
+  if (pid === undefined || pid === process.pid || !isAlive(pid) || !looksLikeOurs(pid)) return;
   try {
     process.kill(pid, "SIGTERM");
   } catch {
@@ -127,7 +137,7 @@ function looksLikeOurs(pid: number): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The agent process
+// The agent: SDK client and tee over a transport
 
 export interface AgentOptions {
   home: string;
@@ -171,8 +181,18 @@ export const DEFAULT_CLIENT_CAPABILITIES = Object.freeze({ fs: { readTextFile: f
 
 type Source = "sdk" | "raw" | "harness";
 
-export class AgentProcess {
-  readonly child: ChildProcess;
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * What an editor sees of an agent: the SDK client (or, in raw mode, the harness itself) writing
+ * NDJSON lines, a tee recording every line both ways and checking the agent's against the schema,
+ * and waits over what was recorded. Subclasses carry the bytes: `deliver` takes what the client
+ * wrote, and they feed back `fromAgent` / `agentOutputEnded` / `finish`.
+ */
+export abstract class Agent {
   readonly checker = new AcpWireChecker();
   /** every line the agent wrote to stdout, without the newline */
   readonly stdoutLines: string[] = [];
@@ -186,7 +206,7 @@ export class AgentProcess {
   readonly agentRequests: AgentRequestRecord[] = [];
   /** problems the tee saw that are not about a single message (unterminated line, stdout held open) */
   readonly wireProblems: string[] = [];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<ExitStatus>;
   /** the SDK client connection; undefined in raw mode */
   readonly sdk: acp.ClientConnection | undefined;
   readonly rpc: Rpc;
@@ -198,12 +218,13 @@ export class AgentProcess {
     throw acp.RequestError.methodNotFound(method);
   };
 
-  private readonly options: AgentOptions;
-  private stderrText = "";
+  protected readonly options: AgentOptions;
+  protected stderrText = "";
   private stdoutRest = Buffer.alloc(0);
   private stdinRest = Buffer.alloc(0);
   private sdkInput: ReadableStreamDefaultController<Uint8Array> | undefined;
-  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private exitInfo: ExitStatus | undefined;
+  private resolveExit!: (status: ExitStatus) => void;
   private readonly tickListeners = new Set<() => void>();
   /** ids of requests the SDK sent and the agent has not answered */
   private readonly sdkPending = new Set<string>();
@@ -213,54 +234,9 @@ export class AgentProcess {
   private readonly harnessPending = new Map<string, { resolve(v: any): void; reject(e: unknown): void }>();
   private nextHarnessId = 0;
 
-  private constructor(options: AgentOptions) {
+  protected constructor(options: AgentOptions) {
     this.options = options;
-    const [command, ...commandArgs] = options.command ?? [process.execPath, BIN, "acp", ...(options.args ?? [])];
-    this.child = spawn(command!, commandArgs, {
-      cwd: options.cwd ?? process.cwd(),
-      env: agentEnv(options),
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: options.detached ?? false,
-    });
-    const child = this.child;
-
-    child.stdin!.on("error", (err) => {
-      // EPIPE after the agent died is expected in fault tests; the exit is what they assert on.
-      if (VERBOSE) process.stderr.write(`[harness] agent stdin: ${err.message}\n`);
-    });
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (text: string) => {
-      this.stderrText += text;
-      if (VERBOSE) process.stderr.write(text);
-    });
-    child.stdout!.on("data", (chunk: Buffer) => this.onStdout(chunk));
-    child.stdout!.on("end", () => this.onStdoutEnd());
-
-    this.exited = new Promise((resolve) => {
-      let settled = false;
-      const finish = (code: number | null, signal: NodeJS.Signals | null) => {
-        if (settled) return;
-        settled = true;
-        this.exitInfo = { code, signal };
-        this.afterExit();
-        resolve({ code, signal });
-      };
-      child.on("close", finish);
-      child.on("exit", (code, signal) => {
-        // 'close' waits for stdout to end; if a grandchild inherited it, that never happens.
-        setTimeout(() => {
-          if (!settled) {
-            this.wireProblems.push("stdout stayed open 2 s after the agent process exited: a child process inherited it");
-            finish(code, signal);
-          }
-        }, 2000).unref();
-      });
-      child.on("error", (err) => {
-        this.stderrText += `\n[harness] spawn failed: ${err.message}\n`;
-        finish(null, null);
-      });
-    });
-
+    this.exited = new Promise((resolve) => (this.resolveExit = resolve));
     if (options.raw) {
       this.sdk = undefined;
       this.rpc = {
@@ -283,15 +259,20 @@ export class AgentProcess {
     set.add(this);
   }
 
-  static spawn(options: AgentOptions): AgentProcess {
-    return new AgentProcess(options);
-  }
+  /** The editor closes the agent's input; resolves with the exit code. */
+  abstract closeStdin(timeoutMs?: number): Promise<number | null>;
+
+  /** The agent dies without a word; resolves once it is gone. */
+  abstract kill(signal?: NodeJS.Signals): Promise<void>;
+
+  /** Carries bytes the client wrote to the agent; rejects once the agent's input is closed. */
+  protected abstract deliver(bytes: Buffer): Promise<void>;
 
   stderr(): string {
     return this.stderrText;
   }
 
-  get exitStatus(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+  get exitStatus(): ExitStatus | undefined {
     return this.exitInfo;
   }
 
@@ -339,7 +320,7 @@ export class AgentProcess {
    * will not reach) for raw requests: their responses are kept from the SDK, matched by id.
    */
   writeRaw(data: string | Buffer): void {
-    this.writeLines(data, "raw");
+    void this.writeLines(data, "raw");
   }
 
   /** Writes one raw request and resolves with the agent's response message (not its result). */
@@ -382,22 +363,6 @@ export class AgentProcess {
     });
   }
 
-  // --- lifecycle ----------------------------------------------------------------------------
-
-  /** Ends stdin (the editor closing) and resolves with the exit code. */
-  async closeStdin(timeoutMs = DEFAULT_WAIT_MS): Promise<number | null> {
-    this.child.stdin!.end();
-    const result = await Promise.race([this.exited, sleep(timeoutMs).then(() => undefined)]);
-    if (!result) throw new Error(`agent did not exit within ${timeoutMs} ms of stdin closing${this.diagnostics()}`);
-    return result.code;
-  }
-
-  async kill(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
-    if (this.exitInfo) return;
-    this.child.kill(signal);
-    await this.exited;
-  }
-
   /** Asserts stdout held only well-formed JSON-RPC 2.0 lines that match the ACP schema. */
   assertCleanWire(): void {
     const problems = [...this.wireProblems, ...this.checker.problems];
@@ -409,6 +374,64 @@ export class AgentProcess {
         operator: "assertCleanWire",
       });
     }
+  }
+
+  /** `<home>/logs/daemon.log`, or "" when the daemon has not written one. */
+  daemonLog(): string {
+    try {
+      return readFileSync(join(this.options.home, "logs", "daemon.log"), "utf8");
+    } catch {
+      return "";
+    }
+  }
+
+  /** Context for a failure message: how the agent ended, the last stdout lines, stderr and daemon log tails. */
+  diagnostics(): string {
+    const exit = this.exitInfo ? `exited with code ${this.exitInfo.code} signal ${this.exitInfo.signal}` : "still running";
+    const tailLines = this.stdoutLines.slice(-5).map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l));
+    const indent = (text: string) => text.trimEnd().split("\n").join("\n    ") || "(empty)";
+    const tail = (text: string, max: number) => (text.length > max ? `…${text.slice(-max)}` : text);
+    let out = `\n  agent ${exit}\n  last stdout lines:\n    ${tailLines.join("\n    ") || "(none)"}\n  stderr:\n    ${indent(tail(this.stderrText, 3000))}`;
+    const log = this.daemonLog();
+    if (log) out += `\n  daemon.log:\n    ${indent(tail(log, 3000))}`;
+    return out;
+  }
+
+  // --- for transports -----------------------------------------------------------------------
+
+  /** Bytes the agent wrote to its stdout. */
+  protected fromAgent(chunk: Buffer): void {
+    let data = this.stdoutRest.length > 0 ? Buffer.concat([this.stdoutRest, chunk]) : chunk;
+    let nl: number;
+    while ((nl = data.indexOf(0x0a)) !== -1) {
+      this.onAgentLine(data.subarray(0, nl).toString("utf8"));
+      data = data.subarray(nl + 1);
+    }
+    this.stdoutRest = Buffer.from(data);
+  }
+
+  /** The agent's stdout ended. */
+  protected agentOutputEnded(): void {
+    if (this.stdoutRest.length > 0) {
+      this.wireProblems.push("agent stdout ended in the middle of a line (no trailing newline)");
+      const last = this.stdoutRest.toString("utf8");
+      this.stdoutRest = Buffer.alloc(0);
+      this.onAgentLine(last);
+    }
+    try {
+      this.sdkInput?.close();
+    } catch {
+      // already closed
+    }
+    this.tick();
+  }
+
+  /** The agent is gone; the first call wins. */
+  protected finish(status: ExitStatus): void {
+    if (this.exitInfo) return;
+    this.exitInfo = status;
+    this.afterExit();
+    this.resolveExit(status);
   }
 
   // --- internals ----------------------------------------------------------------------------
@@ -441,31 +464,6 @@ export class AgentProcess {
       write: (chunk) => this.writeLines(Buffer.from(chunk), "sdk"),
     });
     return app.connect(acp.ndJsonStream(output, input));
-  }
-
-  private onStdout(chunk: Buffer): void {
-    let data = this.stdoutRest.length > 0 ? Buffer.concat([this.stdoutRest, chunk]) : chunk;
-    let nl: number;
-    while ((nl = data.indexOf(0x0a)) !== -1) {
-      this.onAgentLine(data.subarray(0, nl).toString("utf8"));
-      data = data.subarray(nl + 1);
-    }
-    this.stdoutRest = Buffer.from(data);
-  }
-
-  private onStdoutEnd(): void {
-    if (this.stdoutRest.length > 0) {
-      this.wireProblems.push("agent stdout ended in the middle of a line (no trailing newline)");
-      const last = this.stdoutRest.toString("utf8");
-      this.stdoutRest = Buffer.alloc(0);
-      this.onAgentLine(last);
-    }
-    try {
-      this.sdkInput?.close();
-    } catch {
-      // already closed
-    }
-    this.tick();
   }
 
   private onAgentLine(line: string): void {
@@ -531,14 +529,7 @@ export class AgentProcess {
     }
     for (const line of lines) this.noteClientLine(line, source);
     this.stdinRest = Buffer.from(rest);
-
-    const stdin = this.child.stdin!;
-    if (stdin.destroyed || stdin.writableEnded) {
-      return Promise.reject(new Error("agent stdin is closed"));
-    }
-    return new Promise((resolve, reject) => {
-      stdin.write(bytes, (err) => (err ? reject(err) : resolve()));
-    });
+    return this.deliver(bytes);
   }
 
   private noteClientLine(line: string, source: Source): void {
@@ -651,30 +642,91 @@ export class AgentProcess {
     agentsByHome.get(this.options.home)?.delete(this);
     this.tick();
   }
+}
 
-  /** `<home>/logs/daemon.log`, or "" when the daemon has not written one. */
-  daemonLog(): string {
-    try {
-      return readFileSync(join(this.options.home, "logs", "daemon.log"), "utf8");
-    } catch {
-      return "";
-    }
+/** The real `reasonix acp` shim as a child process, the SDK client on its stdio. */
+export class AgentProcess extends Agent {
+  readonly child: ChildProcess;
+
+  private constructor(options: AgentOptions) {
+    super(options);
+    const [command, ...commandArgs] = options.command ?? [process.execPath, BIN, "acp", ...(options.args ?? [])];
+    this.child = spawn(command!, commandArgs, {
+      cwd: options.cwd ?? process.cwd(),
+      env: agentEnv(options),
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: options.detached ?? false,
+    });
+    const child = this.child;
+
+    child.stdin!.on("error", (err) => {
+      // EPIPE after the agent died is expected in fault tests; the exit is what they assert on.
+      if (VERBOSE) process.stderr.write(`[harness] agent stdin: ${err.message}\n`);
+    });
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (text: string) => {
+      this.stderrText += text;
+      if (VERBOSE) process.stderr.write(text);
+    });
+    child.stdout!.on("data", (chunk: Buffer) => this.fromAgent(chunk));
+    child.stdout!.on("end", () => this.agentOutputEnded());
+
+    let settled = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
+      this.finish({ code, signal });
+    };
+    child.on("close", finish);
+    child.on("exit", (code, signal) => {
+      // 'close' waits for stdout to end; if a grandchild inherited it, that never happens.
+      setTimeout(() => {
+        if (!settled) {
+          this.wireProblems.push("stdout stayed open 2 s after the agent process exited: a child process inherited it");
+          finish(code, signal);
+        }
+      }, 2000).unref();
+    });
+    child.on("error", (err) => {
+      this.stderrText += `\n[harness] spawn failed: ${err.message}\n`;
+      finish(null, null);
+    });
   }
 
-  /** Context for a failure message: how the process ended, the last stdout lines, stderr and daemon log tails. */
-  diagnostics(): string {
-    const exit = this.exitInfo ? `exited with code ${this.exitInfo.code} signal ${this.exitInfo.signal}` : "still running";
-    const tailLines = this.stdoutLines.slice(-5).map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l));
-    const indent = (text: string) => text.trimEnd().split("\n").join("\n    ") || "(empty)";
-    const tail = (text: string, max: number) => (text.length > max ? `…${text.slice(-max)}` : text);
-    let out = `\n  agent ${exit}\n  last stdout lines:\n    ${tailLines.join("\n    ") || "(none)"}\n  stderr:\n    ${indent(tail(this.stderrText, 3000))}`;
-    const log = this.daemonLog();
-    if (log) out += `\n  daemon.log:\n    ${indent(tail(log, 3000))}`;
-    return out;
+  static spawn(options: AgentOptions): AgentProcess {
+    return new AgentProcess(options);
+  }
+
+  /** Ends stdin (the editor closing) and resolves with the exit code. */
+  async closeStdin(timeoutMs = DEFAULT_WAIT_MS): Promise<number | null> {
+    this.child.stdin!.end();
+    // The timer is cleared, or it would hold the test file open for the whole timeout.
+    let timer: NodeJS.Timeout | undefined;
+    const result = await Promise.race([this.exited, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
+    clearTimeout(timer);
+    if (!result) throw new Error(`agent did not exit within ${timeoutMs} ms of stdin closing${this.diagnostics()}`);
+    return result.code;
+  }
+
+  async kill(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    if (this.exitStatus) return;
+    this.child.kill(signal);
+    await this.exited;
+  }
+
+  protected deliver(bytes: Buffer): Promise<void> {
+    const stdin = this.child.stdin!;
+    if (stdin.destroyed || stdin.writableEnded) {
+      return Promise.reject(new Error("agent stdin is closed"));
+    }
+    return new Promise((resolve, reject) => {
+      stdin.write(bytes, (err) => (err ? reject(err) : resolve()));
+    });
   }
 }
 
-function agentEnv(options: AgentOptions): NodeJS.ProcessEnv {
+/** The environment a shim started by an editor with these options would have. */
+export function agentEnv(options: AgentOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     // DEEPSEEK_* and REASONIX_* from the developer's shell would leak a real provider or home in;
