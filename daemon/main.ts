@@ -112,16 +112,17 @@ export async function createDaemon(options: DaemonOptions): Promise<Daemon> {
     clearStartError(paths);
     return daemon;
   } catch (err) {
+    let failure = err;
     if (!(err instanceof AlreadyRunningError)) {
       // Whatever stopped the start is recorded in words for `reasonix daemon status`.
       const cause = asStartupError(err);
       log.error({ err: cause.message, reason: cause.reason }, "cannot start");
       recordStartError(paths, cause);
-      err = cause;
+      failure = cause;
     }
     await store?.close().catch(() => undefined);
     if (ownLog) await closeLogger(log);
-    throw err;
+    throw failure;
   }
 }
 

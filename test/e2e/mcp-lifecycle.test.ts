@@ -55,7 +55,8 @@ test("a stdio MCP server that never answers initialize is ended, with its own ch
 });
 
 test("stopping the daemon ends every session's MCP servers, handshake or not", async (t) => {
-  const { agent, workdir, home } = await world(t);
+  // A real daemon process: `daemon stop` waits for it to exit.
+  const { agent, workdir, home } = await world(t, { connector: "process" });
   const marker = `rx-mcp-${randomUUID()}`;
   await agent.initialize();
   await agent.newSession(workdir, { mcpServers: [silentServer(marker)] });

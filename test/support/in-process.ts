@@ -230,7 +230,10 @@ export class InProcessAgent extends Agent {
   }
 
   private forward(line: string): void {
-    if (this.unavailable) return this.refuse(line);
+    if (this.unavailable) {
+      this.refuse(line);
+      return;
+    }
     this.memory.fromEditor(line);
     if (this.socket) this.socket.send(line);
     else this.early.push(line);
@@ -252,7 +255,10 @@ export class InProcessAgent extends Agent {
   private lost(socket: WebSocket): void {
     if (this.socket !== socket || this.exitStatus) return;
     this.socket = undefined;
-    if (this.inputEnded) return this.end(0);
+    if (this.inputEnded) {
+      this.end(0);
+      return;
+    }
     const logPath = readDaemonInfo(this.paths)?.logFile ?? this.paths.logFile;
     const message = `The Reasonix daemon connection was lost; see ${logPath}`;
     for (const id of this.memory.takePending()) this.answer(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
