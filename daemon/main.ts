@@ -30,7 +30,6 @@ import { effortParams } from "./provider/effort.js";
 import { setSearchStallBound } from "./tools/builtin/search-thread.js";
 import { RpcError } from "../shared/jsonrpc.js";
 import { buildApp } from "./server/app.js";
-import { windowBacklogBytes } from "./server/acp-ws.js";
 import type { DaemonState } from "./server/state.js";
 import type { FastifyInstance } from "fastify";
 import { newToken, parseListen } from "./server/tcp-auth.js";
@@ -221,7 +220,7 @@ async function serve(paths: Paths, env: NodeJS.ProcessEnv, initial: DaemonConfig
     build,
     draining: false,
     connections: 0,
-    windowBacklogBytes: windowBacklogBytes(env),
+    windowBacklogBytes: initial.windowBacklogBytes,
     idle: () => sessions.liveSessions().every((s) => s.isIdle()),
     requestShutdown: (reason) => {
       shuttingDown ??= shutdown(reason);

@@ -33,6 +33,7 @@ export const ConfigFile = z
     permissionTimeoutSeconds: z.number().int().positive().optional(),
     idleShutdownSeconds: z.number().int().nonnegative().optional(),
     sessionUnloadSeconds: z.number().int().nonnegative().optional(),
+    windowBacklogBytes: z.number().int().min(64 * 1024).optional(),
     searchTimeoutSeconds: z.number().int().positive().optional(),
     budgets: z
       .object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() })
@@ -61,6 +62,12 @@ export interface DaemonConfig {
   idleShutdownSeconds: number;
   /** A live session with no window, turn, question or queued work leaves memory after this long (0 = never). */
   sessionUnloadSeconds: number;
+  /**
+   * A window this far behind (bytes sent but not read) is dropped rather than letting the daemon's
+   * memory grow without bound. Generous: a live stream never gets near it unless the window stopped
+   * reading, and replays wait for the window instead of piling up.
+   */
+  windowBacklogBytes: number;
   /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
   searchTimeoutSeconds: number;
   budgets: ConfigFile["budgets"];
@@ -121,6 +128,7 @@ export const ENV_OVERRIDES = {
   REASONIX_PERMISSION_TIMEOUT_SECONDS: ["permissionTimeoutSeconds"],
   REASONIX_IDLE_SHUTDOWN_SECONDS: ["idleShutdownSeconds"],
   REASONIX_SESSION_UNLOAD_SECONDS: ["sessionUnloadSeconds"],
+  REASONIX_WINDOW_BACKLOG_BYTES: ["windowBacklogBytes"],
   REASONIX_SEARCH_TIMEOUT_SECONDS: ["searchTimeoutSeconds"],
   REASONIX_BUDGET_TOKENS: ["budgets", "tokens"],
   REASONIX_BUDGET_SECONDS: ["budgets", "seconds"],
@@ -174,6 +182,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     permissionTimeoutSeconds: file.permissionTimeoutSeconds ?? 1800,
     idleShutdownSeconds: file.idleShutdownSeconds ?? 900,
     sessionUnloadSeconds: file.sessionUnloadSeconds ?? 600,
+    windowBacklogBytes: file.windowBacklogBytes ?? 64 * 1024 * 1024,
     searchTimeoutSeconds: file.searchTimeoutSeconds ?? 10,
     budgets: file.budgets && Object.keys(file.budgets).length > 0 ? file.budgets : undefined,
     listen: file.listen,

@@ -10,17 +10,6 @@ import { AcpConnection } from "../acp/connection.js";
 import { closeRefusedUpgrade } from "./tcp-auth.js";
 import type { DaemonState } from "./state.js";
 
-/**
- * A window this far behind is dropped rather than letting the daemon's memory grow without bound.
- * Generous on purpose: a live stream never gets near it unless the window has stopped reading, and
- * replays wait for the window instead of piling up. Tests lower it through the daemon's environment.
- */
-export const DEFAULT_WINDOW_BACKLOG_BYTES = 64 * 1024 * 1024;
-
-export function windowBacklogBytes(env: NodeJS.ProcessEnv): number {
-  return Number(env.REASONIX_WINDOW_BACKLOG_BYTES) || DEFAULT_WINDOW_BACKLOG_BYTES;
-}
-
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;

@@ -4,7 +4,7 @@ import { spawn as spawnProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, stopDaemon as stopDaemonOf, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
-import type { Agent } from "../support/harness.js";
+import type { Agent, AgentProcess } from "../support/harness.js";
 import { daemonStatus, world, within } from "./fixture.js";
 
 /** Loads a session through a raw request and splits what arrived: replay before the answer, the rest after. */
@@ -15,6 +15,18 @@ async function load(agent: Agent, sessionId: string, cwd: string) {
   const at = agent.messages.indexOf(answer);
   const replay = agent.messages.slice(fromMsg, at).filter((m) => m.method === "session/update").map((m) => m.params.update);
   return { answer, replay, at };
+}
+
+/**
+ * Streamed updates reach the store in batches; a window's session/load flushes the batch before it
+ * replays, so once another window's replay shows `seen`, it is on disk.
+ */
+async function flushedBy(spawn: () => AgentProcess, sessionId: string, cwd: string, seen: string): Promise<void> {
+  const probe = spawn();
+  await probe.initialize();
+  const { replay } = await load(probe, sessionId, cwd);
+  assert.ok(JSON.stringify(replay).includes(seen), `the store holds "${seen}" before the kill`);
+  await probe.closeStdin();
 }
 
 const withoutCommands = (us: Array<{ sessionUpdate: string }>) => us.filter((u) => u.sessionUpdate !== "available_commands_update");
@@ -135,7 +147,10 @@ test("a permission question whose window is killed is asked again on the other w
 
 test("a window that stops reading does not hold up the other; the daemon drops it and its memory stays bounded", async (t) => {
   // The backlog limit is lowered so a modest flood shows the mechanism; the default is 64 MiB.
-  const { agent: a, model, workdir, home } = await world(t, { connector: "process", env: { REASONIX_WINDOW_BACKLOG_BYTES: String(5 * 1024 * 1024) } });
+  const { agent: a, model, workdir, home } = await world(t, {
+    connector: "process",
+    prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ windowBacklogBytes: 5 * 1024 * 1024 })),
+  });
   await a.initialize();
   const { sessionId } = await a.newSession(workdir);
   // The stuck window: a real shim whose stdout nobody reads.
@@ -177,7 +192,7 @@ test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load repla
   const { sessionId } = await agent.newSession(workdir);
   agent.prompt(sessionId, "acknowledged prompt").catch(() => undefined);
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "the crash ");
-  await new Promise((r) => setTimeout(r, 200)); // past the chunk batch interval
+  await flushedBy(spawn, sessionId, workdir, "the crash ");
   const old = await waitForDaemonPid(home.dir);
   process.kill(old, "SIGKILL");
   await waitForPidExit(old, 5000);
@@ -210,7 +225,7 @@ test("a daemon killed during a tool call leaves a well-formed history: the call 
   model.enqueue({ toolCalls: [{ id: "slow", name: "run_command", arguments: { command: "sleep 3" } }] });
   agent.prompt(sessionId, "sleep").catch(() => undefined);
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "in_progress");
-  await new Promise((r) => setTimeout(r, 150));
+  await flushedBy(spawn, sessionId, workdir, "in_progress");
   process.kill(await waitForDaemonPid(home.dir), "SIGKILL");
   // The editor closes the window that lost its daemon, so no shim is left waiting to rejoin the next.
   await agent.closeStdin();

@@ -155,7 +155,10 @@ test("kill -9 with queued items: after restart they are listed, paused and recov
   assert.equal(list.recovered, true);
   assert.equal(list.recoveredCount, 3);
   assert.deepEqual(list.items.map((i: { preview: string }) => i.preview), ["one", "two", "three"]);
-  await new Promise((r) => setTimeout(r, 300));
+  // Paused means nothing is dispatched; the status says so, and no request reached the model.
+  const idle = await next.rpc.request(names.status, { sessionId });
+  assert.equal(idle.state, "idle");
+  assert.equal(idle.inbox.paused, true);
   assert.equal(model.requests.length, 1, "nothing ran on its own");
   // The same idempotency key still answers with the original item after the restart.
   const replay = await next.rpc.request(names.inbox.enqueue!, { sessionId, text: "two", idempotencyKey: "key-two" });

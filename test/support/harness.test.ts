@@ -258,14 +258,16 @@ test("cleanup stops the daemon named in run/daemon.json (SIGTERM, then SIGKILL) 
   const local = await makeHome();
   mkdirSync(join(local.dir, "run"), { recursive: true });
   // Ignores SIGTERM, so cleanup has to escalate.
-  const stubborn = spawn(process.execPath, ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], {
+  const stubborn = spawn(process.execPath, ["-e", "process.on('SIGTERM', () => {}); process.stdout.write('armed\\n'); setInterval(() => {}, 1000)"], {
     detached: true,
-    stdio: "ignore",
+    stdio: ["ignore", "pipe", "ignore"],
   });
+  // It says so once its SIGTERM handler is in place.
+  await new Promise<void>((resolve) => stubborn.stdout!.once("data", () => resolve()));
+  stubborn.stdout!.destroy();
   stubborn.unref();
   const pid = stubborn.pid!;
   writeFileSync(join(local.dir, "run", "daemon.json"), JSON.stringify({ pid, wire: 1 }));
-  await new Promise((r) => setTimeout(r, 200)); // let it install the SIGTERM handler
   assert.equal(daemonPid(local.dir), pid);
   assert.ok(isAlive(pid));
 
