@@ -8,24 +8,23 @@ import type { ContentBlock, McpServer } from "../../shared/acp-schemas.js";
 import type { Logger } from "../log/log.js";
 import type { DaemonConfig } from "../config/config.js";
 import type { StatusEvent } from "../agent/session-port.js";
-import { TurnRunner } from "../agent/turn-runner.js";
+import type { TurnRunner } from "../agent/turn-runner.js";
 import { systemPrompt } from "../agent/system-prompt.js";
 import type { Inbox, InboxItem } from "../inbox/inbox.js";
 import type { SessionDeps } from "./deps.js";
-import { approvePlan, reportGoal, type SettingsHost } from "./settings.js";
+import type { SettingsHost } from "./settings.js";
 import { InboxDriver, type DriverHost } from "./inbox-driver.js";
-import { SurfaceEmitter } from "./surfaces.js";
-import { SessionRuntime } from "./runtime.js";
-import { StatusReporter, type OperatorStatus } from "./status.js";
+import type { SurfaceEmitter } from "./surfaces.js";
+import type { SessionRuntime } from "./runtime.js";
+import type { OperatorStatus, StatusReporter } from "./status.js";
 import { SessionMeter } from "./meter.js";
-import { EditorRouter } from "./editor-router.js";
-import { PermissionBroker } from "./permission-broker.js";
-import { SessionTools } from "./session-tools.js";
+import type { EditorRouter } from "./editor-router.js";
+import type { PermissionBroker } from "./permission-broker.js";
+import type { SessionTools } from "./session-tools.js";
 import { SessionState } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
 import { replayLedger } from "./replay.js";
-import { turnPort } from "./turn-port.js";
-import { relayInteraction } from "./interaction.js";
+import { wireSession } from "./wiring.js";
 import { turnInputFor, type CommandHostParts } from "./command-host.js";
 import type { ChatMessage, ClientPort, SessionRecord, SessionUpdate, StopReason } from "./types.js";
 
@@ -61,31 +60,15 @@ export class Session implements SettingsHost, DriverHost {
     this.driver = new InboxDriver(this, inbox, this.log);
     this.meter = new SessionMeter(record.costs);
     this.state = new SessionState(record, history, deps.store, (err) => this.onStoreFault(err));
-    this.router = new EditorRouter(() => this.attachments, () => this.turns.origin);
-    this.broker = new PermissionBroker(record.id, this.router, () => deps.permissionTimeoutMs());
-    this.tools = new SessionTools({
-      record,
-      env: () => this.toolEnv(),
-      emit: (u) => this.turns.emitForTurn(u),
+    ({
       router: this.router,
       broker: this.broker,
-      recordDecision: (id, outcome) => this.recordDecision(id, outcome),
-      controls: {
-        mode: () => this.record.mode,
-        approvePlan: (plan, steps, toolCallId, signal) => approvePlan(this, plan, steps, toolCallId, signal),
-        reportGoal: (status, summary) => reportGoal(this, status, summary),
-      },
-    });
-    const { router, broker, attachments } = this;
-    this.surfaces = new SurfaceEmitter({ sessionId: record.id, attachments: () => attachments, router, broker, live: () => this.turns.open,
-      record: (update) => this.state.appendLedger({ type: "update", update }), sendTo: (port, update) => port.sendUpdate(this.id, update) });
-    this.runtime = new SessionRuntime({ sessionId: record.id, cwd: record.cwd, configDir: deps.configDir, log: this.log,
-      env: () => this.toolEnv(), attachments: () => attachments, tools: this.tools,
-      interact: (request, signal) => relayInteraction({ sessionId: record.id, router, log: this.log, turnId: () => this.turns.turnId, emit: (u) => this.emit(u),
-        commit: () => this.commit(), timeoutMs: () => deps.permissionTimeoutMs() }, request, signal) });
-    this.turns = new TurnRunner(turnPort({ session: this, state: this.state, tools: this.tools, runtime: this.runtime, meter: this.meter, inbox, deps }));
-    this.status = new StatusReporter({ sessionId: record.id, record, attachments, inbox, meter: this.meter, config: () => deps.config(), grants: () => this.tools.memory.grants(),
-      running: () => this.turns.running, queued: () => this.turns.queued, pending: () => [...broker.pending.values()] });
+      tools: this.tools,
+      surfaces: this.surfaces,
+      runtime: this.runtime,
+      turns: this.turns,
+      status: this.status,
+    } = wireSession(this, this.state, this.meter, inbox, deps));
     if (history.length === 0) this.state.appendHistory({ role: "system", content: systemPrompt(record.cwd, record.additionalDirectories) });
   }
 

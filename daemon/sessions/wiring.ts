@@ -1,0 +1,102 @@
+/**
+ * How a session's parts are joined: the editor router and permission broker, the tools, plugin
+ * surfaces, the runtime (commands, plugins, MCP servers), the agent's turn runner and the status
+ * reporter, each given the few callbacks into the session it needs.
+ */
+import { TurnRunner } from "../agent/turn-runner.js";
+import type { Inbox } from "../inbox/inbox.js";
+import type { SessionDeps } from "./deps.js";
+import { EditorRouter } from "./editor-router.js";
+import { relayInteraction } from "./interaction.js";
+import type { SessionMeter } from "./meter.js";
+import { PermissionBroker } from "./permission-broker.js";
+import { SessionRuntime } from "./runtime.js";
+import type { SessionState } from "./session-state.js";
+import { SessionTools } from "./session-tools.js";
+import { approvePlan, reportGoal } from "./settings.js";
+import { StatusReporter } from "./status.js";
+import { SurfaceEmitter } from "./surfaces.js";
+import { turnPort, type TurnPortParts } from "./turn-port.js";
+import type { ClientPort } from "./types.js";
+
+/** The session as its parts call back into it. */
+export type WiringHost = TurnPortParts["session"] & {
+  readonly attachments: Set<ClientPort>;
+  toolEnv(): Record<string, string>;
+};
+
+export interface SessionParts {
+  router: EditorRouter;
+  broker: PermissionBroker;
+  tools: SessionTools;
+  surfaces: SurfaceEmitter;
+  runtime: SessionRuntime;
+  turns: TurnRunner<ClientPort>;
+  status: StatusReporter;
+}
+
+export function wireSession(session: WiringHost, state: SessionState, meter: SessionMeter, inbox: Inbox, deps: SessionDeps): SessionParts {
+  const { record, attachments, log } = session;
+  // The runner is made last (it needs the others); the callbacks below reach it when they run.
+  let turns!: TurnRunner<ClientPort>;
+  const router = new EditorRouter(
+    () => attachments,
+    () => turns.origin,
+  );
+  const broker = new PermissionBroker(record.id, router, () => deps.permissionTimeoutMs());
+  const tools = new SessionTools({
+    record,
+    env: () => session.toolEnv(),
+    emit: (u) => turns.emitForTurn(u),
+    router,
+    broker,
+    recordDecision: (id, outcome) => session.recordDecision(id, outcome),
+    controls: {
+      mode: () => record.mode,
+      approvePlan: (plan, steps, toolCallId, signal) => approvePlan(session, plan, steps, toolCallId, signal),
+      reportGoal: (status, summary) => reportGoal(session, status, summary),
+    },
+  });
+  const surfaces = new SurfaceEmitter({
+    sessionId: record.id,
+    attachments: () => attachments,
+    router,
+    broker,
+    live: () => turns.open,
+    record: (update) => state.appendLedger({ type: "update", update }),
+    sendTo: (port, update) => port.sendUpdate(record.id, update),
+  });
+  const interaction = {
+    sessionId: record.id,
+    router,
+    log,
+    turnId: () => turns.turnId,
+    emit: (u: Parameters<WiringHost["emit"]>[0]) => session.emit(u),
+    commit: () => session.commit(),
+    timeoutMs: () => deps.permissionTimeoutMs(),
+  };
+  const runtime = new SessionRuntime({
+    sessionId: record.id,
+    cwd: record.cwd,
+    configDir: deps.configDir,
+    log,
+    env: () => session.toolEnv(),
+    attachments: () => attachments,
+    tools,
+    interact: (request, signal) => relayInteraction(interaction, request, signal),
+  });
+  turns = new TurnRunner(turnPort({ session, state, tools, runtime, meter, inbox, deps }));
+  const status = new StatusReporter({
+    sessionId: record.id,
+    record,
+    attachments,
+    inbox,
+    meter,
+    config: () => deps.config(),
+    grants: () => tools.memory.grants(),
+    running: () => turns.running,
+    queued: () => turns.queued,
+    pending: () => [...broker.pending.values()],
+  });
+  return { router, broker, tools, surfaces, runtime, turns, status };
+}
