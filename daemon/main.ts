@@ -257,13 +257,16 @@ async function serve(paths: Paths, env: NodeJS.ProcessEnv, initial: DaemonConfig
 
   const idleMs = config.idleShutdownSeconds * 1000;
   let idleSince = Date.now();
-  const idleTimer = setInterval(() => {
-    const busy = state.connections > 0 || !state.idle();
-    if (busy) idleSince = Date.now();
-    else if (idleMs > 0 && Date.now() - idleSince >= idleMs) state.requestShutdown("idle");
-    // An upgraded install: the next shim would replace us anyway; leave at the first idle moment.
-    else if (currentBuild(env) !== build) state.requestShutdown(`a newer build (${currentBuild(env)}) is installed`);
-  }, Math.min(5000, Math.max(250, idleMs / 4)));
+  const idleTimer = setInterval(
+    () => {
+      const busy = state.connections > 0 || !state.idle();
+      if (busy) idleSince = Date.now();
+      else if (idleMs > 0 && Date.now() - idleSince >= idleMs) state.requestShutdown("idle");
+      // An upgraded install: the next shim would replace us anyway; leave at the first idle moment.
+      else if (currentBuild(env) !== build) state.requestShutdown(`a newer build (${currentBuild(env)}) is installed`);
+    },
+    Math.min(5000, Math.max(250, idleMs / 4)),
+  );
   idleTimer.unref();
 
   // Damage LevelDB dropped in silence shows as holes in the ledgers; looked for once serving.
@@ -282,7 +285,9 @@ async function serve(paths: Paths, env: NodeJS.ProcessEnv, initial: DaemonConfig
   async function stopSessions(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_STOP_BUDGET_MS)));
-    const stops = sessions.liveSessions().map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err: (err as Error)?.message }, "stopping a session failed")));
+    const stops = sessions
+      .liveSessions()
+      .map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err: (err as Error)?.message }, "stopping a session failed")));
     await Promise.race([Promise.all(stops), budget]);
     clearTimeout(timer);
     await sessions.shutdown();

@@ -20,7 +20,9 @@ const Annotations = z
   .nullish();
 
 export const TextContent = z.object({ type: z.literal("text"), text: z.string(), annotations: Annotations, _meta: meta }).passthrough();
-export const ImageContent = z.object({ type: z.literal("image"), data: z.string(), mimeType: z.string(), uri: z.string().nullish(), annotations: Annotations, _meta: meta }).passthrough();
+export const ImageContent = z
+  .object({ type: z.literal("image"), data: z.string(), mimeType: z.string(), uri: z.string().nullish(), annotations: Annotations, _meta: meta })
+  .passthrough();
 export const AudioContent = z.object({ type: z.literal("audio"), data: z.string(), mimeType: z.string(), annotations: Annotations, _meta: meta }).passthrough();
 export const ResourceLink = z
   .object({
@@ -72,8 +74,7 @@ export const McpServerHttp = z
 export const McpServer = z.union([McpServerHttp, McpServerStdio]);
 export type McpServer = z.infer<typeof McpServer>;
 
-const absolutePath = (field: string) =>
-  z.string().refine((p) => p.startsWith("/"), { message: `${field} must be an absolute path` });
+const absolutePath = (field: string) => z.string().refine((p) => p.startsWith("/"), { message: `${field} must be an absolute path` });
 
 export const InitializeRequest = z
   .object({
@@ -103,8 +104,14 @@ export const LogoutRequest = z.object({ _meta: meta }).passthrough();
 export const NewSessionRequest = z
   .object({
     cwd: absolutePath("cwd"),
-    mcpServers: z.array(McpServer).nullish().transform((v) => v ?? []),
-    additionalDirectories: z.array(absolutePath("additionalDirectories[]")).nullish().transform((v) => v ?? []),
+    mcpServers: z
+      .array(McpServer)
+      .nullish()
+      .transform((v) => v ?? []),
+    additionalDirectories: z
+      .array(absolutePath("additionalDirectories[]"))
+      .nullish()
+      .transform((v) => v ?? []),
     _meta: meta,
   })
   .passthrough();
@@ -112,15 +119,11 @@ export const NewSessionRequest = z
 export const LoadSessionRequest = NewSessionRequest.extend({ sessionId: SessionId });
 export const ResumeSessionRequest = LoadSessionRequest;
 
-export const ListSessionsRequest = z
-  .object({ cwd: absolutePath("cwd").nullish(), cursor: z.string().nullish(), _meta: meta })
-  .passthrough();
+export const ListSessionsRequest = z.object({ cwd: absolutePath("cwd").nullish(), cursor: z.string().nullish(), _meta: meta }).passthrough();
 
 export const SessionIdRequest = z.object({ sessionId: SessionId, _meta: meta }).passthrough();
 
-export const PromptRequest = z
-  .object({ sessionId: SessionId, prompt: z.array(ContentBlock), _meta: meta })
-  .passthrough();
+export const PromptRequest = z.object({ sessionId: SessionId, prompt: z.array(ContentBlock), _meta: meta }).passthrough();
 
 export const SetModeRequest = z.object({ sessionId: SessionId, modeId: z.string(), _meta: meta }).passthrough();
 

@@ -6,10 +6,13 @@ import { classify, ConnectionClosedError, JsonRpcPeer, ResultThen, RpcError } fr
 function pair(handlersB: ConstructorParameters<typeof JsonRpcPeer>[1]) {
   const sentByA: string[] = [];
   let b!: JsonRpcPeer;
-  const a = new JsonRpcPeer((t) => {
-    sentByA.push(t);
-    queueMicrotask(() => b.receive(t));
-  }, { request: () => ({}), notification: () => undefined });
+  const a = new JsonRpcPeer(
+    (t) => {
+      sentByA.push(t);
+      queueMicrotask(() => b.receive(t));
+    },
+    { request: () => ({}), notification: () => undefined },
+  );
   b = new JsonRpcPeer((t) => queueMicrotask(() => a.receive(t)), handlersB);
   return { a, b, sentByA };
 }
@@ -37,7 +40,10 @@ test("requests round-trip in both directions; errors keep code and data", async 
     notification: () => undefined,
   });
   assert.deepEqual(await a.request("echo", { x: 1 }), { x: 1 });
-  await assert.rejects(a.request("other", {}), (e: unknown) => e instanceof RpcError && e.code === -32002 && (e.data as { sessionId: string }).sessionId === "s1");
+  await assert.rejects(
+    a.request("other", {}),
+    (e: unknown) => e instanceof RpcError && e.code === -32002 && (e.data as { sessionId: string }).sessionId === "s1",
+  );
 });
 
 test("notifications are never answered, even when the handler throws", async () => {
@@ -69,8 +75,7 @@ test("close rejects pending requests and aborts running handlers", async () => {
   let aborted = false;
   const out: string[] = [];
   const peer = new JsonRpcPeer((t) => out.push(t), {
-    request: (_m, _p, ctx) =>
-      new Promise((resolve) => ctx.signal.addEventListener("abort", () => ((aborted = true), resolve({})))),
+    request: (_m, _p, ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => ((aborted = true), resolve({})))),
     notification: () => undefined,
   });
   peer.receive('{"jsonrpc":"2.0","id":1,"method":"slow"}');

@@ -89,9 +89,7 @@ export class RpcError extends Error {
   }
 
   toObject(): RpcErrorObject {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
   }
 }
 
@@ -136,9 +134,7 @@ export function classify(text: string): Incoming {
     if (m.params !== undefined && (m.params === null || typeof m.params !== "object")) {
       return { kind: "invalid", id, error: RpcError.invalidRequest('"params" must be an object or an array') };
     }
-    return hasId
-      ? { kind: "request", id, method: m.method, params: m.params }
-      : { kind: "notification", method: m.method, params: m.params };
+    return hasId ? { kind: "request", id, method: m.method, params: m.params } : { kind: "notification", method: m.method, params: m.params };
   }
   if (hasId && "result" in m) return { kind: "response", id, result: m.result };
   if (hasId && m.error && typeof m.error === "object") {
@@ -339,7 +335,9 @@ export class JsonRpcPeer {
       this.write({
         jsonrpc: "2.0",
         id,
-        error: RpcError.internal(`Too many requests in flight on this connection (${limit.maxInFlight} running, ${this.waiting.length} waiting); wait for answers before sending more`).toObject(),
+        error: RpcError.internal(
+          `Too many requests in flight on this connection (${limit.maxInFlight} running, ${this.waiting.length} waiting); wait for answers before sending more`,
+        ).toObject(),
       });
       return;
     }
@@ -369,11 +367,7 @@ export class JsonRpcPeer {
         this.write({ jsonrpc: "2.0", id, result: result ?? {} });
       }
     } catch (err) {
-      const rpc = this.handlers.toRpcError
-        ? this.handlers.toRpcError(err, method)
-        : err instanceof RpcError
-          ? err
-          : RpcError.internal("Internal error");
+      const rpc = this.handlers.toRpcError ? this.handlers.toRpcError(err, method) : err instanceof RpcError ? err : RpcError.internal("Internal error");
       this.write({ jsonrpc: "2.0", id, error: rpc.toObject() });
     } finally {
       if (this.running.get(id) === controller) this.running.delete(id);

@@ -33,7 +33,9 @@ export class LineReader {
       if (this.discarding > 0) {
         this.discarding += piece.length;
       } else if (this.size + piece.length > this.maxLineBytes) {
-        this.head = Buffer.concat([...this.chunks, piece.subarray(0, 1024)]).subarray(0, 1024).toString("utf8");
+        this.head = Buffer.concat([...this.chunks, piece.subarray(0, 1024)])
+          .subarray(0, 1024)
+          .toString("utf8");
         this.discarding = this.size + piece.length;
         this.chunks = [];
         this.size = 0;

@@ -42,11 +42,17 @@ test("ensurePrivateDir refuses a link, even one to a good folder, and never foll
   mkdirSync(real, { mode: 0o700 });
   const link = join(base, "run");
   symlinkSync(real, link);
-  assert.equal(refusal(() => ensurePrivateDir(link)), `refusing ${link}: it is a symbolic link`);
+  assert.equal(
+    refusal(() => ensurePrivateDir(link)),
+    `refusing ${link}: it is a symbolic link`,
+  );
   // A dangling link is refused too, and nothing is created where it points.
   const dangling = join(base, "dangling");
   symlinkSync(join(base, "nowhere"), dangling);
-  assert.match(refusal(() => ensurePrivateDir(dangling)), /symbolic link/);
+  assert.match(
+    refusal(() => ensurePrivateDir(dangling)),
+    /symbolic link/,
+  );
   assert.throws(() => lstatSync(join(base, "nowhere")), /ENOENT/);
 });
 
@@ -55,18 +61,30 @@ test("ensurePrivateDir refuses another user's folder and one open to group or ot
   const theirs = join(base, "theirs");
   mkdirSync(theirs, { mode: 0o700 });
   chownSync(theirs, NOBODY, NOBODY);
-  assert.equal(refusal(() => ensurePrivateDir(theirs)), `refusing ${theirs}: it belongs to another user (uid ${NOBODY})`);
+  assert.equal(
+    refusal(() => ensurePrivateDir(theirs)),
+    `refusing ${theirs}: it belongs to another user (uid ${NOBODY})`,
+  );
 
   const open = join(base, "open");
   mkdirSync(open, { mode: 0o700 });
   chmodSync(open, 0o750);
-  assert.equal(refusal(() => ensurePrivateDir(open)), `refusing ${open}: it is open to group or others (mode 750)`);
+  assert.equal(
+    refusal(() => ensurePrivateDir(open)),
+    `refusing ${open}: it is open to group or others (mode 750)`,
+  );
   chmodSync(open, 0o701);
-  assert.match(refusal(() => ensurePrivateDir(open)), /open to group or others \(mode 701\)/);
+  assert.match(
+    refusal(() => ensurePrivateDir(open)),
+    /open to group or others \(mode 701\)/,
+  );
 
   const file = join(base, "file");
   writeFileSync(file, "");
-  assert.equal(refusal(() => ensurePrivateDir(file)), `refusing ${file}: it is not a folder`);
+  assert.equal(
+    refusal(() => ensurePrivateDir(file)),
+    `refusing ${file}: it is not a folder`,
+  );
 });
 
 test("socketTrustProblem: a missing folder or socket is fine; a bad folder, a non-socket or a foreign socket is not", async (t) => {

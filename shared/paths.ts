@@ -62,9 +62,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
     const userHome = env.HOME ?? userInfo().homedir;
     configDir = join(env.XDG_CONFIG_HOME || join(userHome, ".config"), "reasonix");
     stateDir = join(env.XDG_STATE_HOME || join(userHome, ".local", "state"), "reasonix");
-    runtimeDir = env.XDG_RUNTIME_DIR
-      ? join(env.XDG_RUNTIME_DIR, "reasonix")
-      : join("/tmp", `reasonix-${currentUid()}`);
+    runtimeDir = env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, "reasonix") : join("/tmp", `reasonix-${currentUid()}`);
   }
   const logsDir = join(stateDir, "logs");
   let socketPath = join(runtimeDir, "daemon.sock");

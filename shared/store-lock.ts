@@ -57,7 +57,9 @@ export function storeLockHolder(dbDir: string): LockHolder | undefined {
   let args: string[] = [];
   try {
     command = readFileSync(`/proc/${found.pid}/comm`, "utf8").trim();
-    args = readFileSync(`/proc/${found.pid}/cmdline`, "utf8").split("\0").filter((a) => a.length > 0);
+    args = readFileSync(`/proc/${found.pid}/cmdline`, "utf8")
+      .split("\0")
+      .filter((a) => a.length > 0);
   } catch {
     // it ended while we looked, or lives in another pid namespace
     return undefined;

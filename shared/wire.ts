@@ -13,4 +13,3 @@ export const HEADER_MODEL = "x-reasonix-model";
 
 /** Room for a window's whole environment in the upgrade request (Node's default is 16 KiB). */
 export const MAX_UPGRADE_HEADER_BYTES = 1024 * 1024;
-

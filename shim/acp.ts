@@ -12,7 +12,6 @@ import { connectOrStart, DaemonUnavailableError, readDaemonInfo } from "./connec
 import { PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 import { isRunning } from "./daemon-process.js";
 
-
 interface Source {
   pause(): void;
   resume(): void;

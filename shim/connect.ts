@@ -174,7 +174,9 @@ async function replaceStaleDaemon(paths: Paths): Promise<void> {
     return;
   }
   if (answer.reason) {
-    process.stderr.write(`reasonix: the running daemon is build ${info.build} (this is ${SHIM_BUILD}) and is busy (${answer.reason}); it stays until idle. Run \`reasonix daemon stop\` to switch now.\n`);
+    process.stderr.write(
+      `reasonix: the running daemon is build ${info.build} (this is ${SHIM_BUILD}) and is busy (${answer.reason}); it stays until idle. Run \`reasonix daemon stop\` to switch now.\n`,
+    );
   }
 }
 
@@ -210,7 +212,10 @@ export async function connectOrStart(
     } catch (err) {
       if (err instanceof DaemonUnavailableError) throw err;
       if (!isMissingDaemon(err) && Date.now() > deadline) {
-        throw new DaemonUnavailableError(`cannot reach the daemon at ${paths.socketPath}: ${(err as Error).message}; see ${paths.logFile}`, "daemon_not_answering");
+        throw new DaemonUnavailableError(
+          `cannot reach the daemon at ${paths.socketPath}: ${(err as Error).message}; see ${paths.logFile}`,
+          "daemon_not_answering",
+        );
       }
       if (Date.now() > deadline) {
         const cause = noAnswerCause(paths);
@@ -232,7 +237,11 @@ export function readDaemonInfo(paths: Paths): { pid: number; logFile?: string; b
   try {
     const info = JSON.parse(readFileSync(paths.daemonInfoFile, "utf8")) as { pid?: unknown; logFile?: unknown; build?: unknown };
     return typeof info.pid === "number"
-      ? { pid: info.pid, ...(typeof info.logFile === "string" ? { logFile: info.logFile } : {}), ...(typeof info.build === "string" ? { build: info.build } : {}) }
+      ? {
+          pid: info.pid,
+          ...(typeof info.logFile === "string" ? { logFile: info.logFile } : {}),
+          ...(typeof info.build === "string" ? { build: info.build } : {}),
+        }
       : undefined;
   } catch {
     return undefined;

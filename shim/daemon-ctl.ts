@@ -100,7 +100,9 @@ export async function daemonCommand(sub: string | undefined, follow = false): Pr
         process.stdout.write(`${JSON.stringify(JSON.parse(body), null, 2)}\n`);
       } catch {
         const why = await whyNotRunning(paths);
-        process.stdout.write(`${JSON.stringify({ running: false, socket: paths.socketPath, logFile: paths.logFile, reason: why.reason, kind: why.kind }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ running: false, socket: paths.socketPath, logFile: paths.logFile, reason: why.reason, kind: why.kind }, null, 2)}\n`,
+        );
         process.exitCode = 3;
       }
       return;

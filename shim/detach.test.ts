@@ -43,7 +43,11 @@ for (const strategy of strategies) {
   });
 
   test(`${strategy}: a target that dies without a word shows as EOF on fd 3`, async () => {
-    const child = await spawnDetached([process.execPath, "-e", "process.exit(3)"], { stdio: ["ignore", "ignore", "ignore", "pipe"], env: process.env, strategy });
+    const child = await spawnDetached([process.execPath, "-e", "process.exit(3)"], {
+      stdio: ["ignore", "ignore", "ignore", "pipe"],
+      env: process.env,
+      strategy,
+    });
     assert.equal(await readAll(child.stdio[3] as NodeJS.ReadableStream), "");
   });
 }

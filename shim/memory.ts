@@ -80,7 +80,9 @@ export class ShimMemory {
       lines.push(JSON.stringify({ ...init, id: `${PRIVATE_ID_PREFIX}initialize` }));
     }
     for (const [sessionId, { cwd, mcpServers }] of this.sessions) {
-      lines.push(JSON.stringify({ jsonrpc: "2.0", id: `${PRIVATE_ID_PREFIX}resume_${sessionId}`, method: "session/resume", params: { sessionId, cwd, mcpServers } }));
+      lines.push(
+        JSON.stringify({ jsonrpc: "2.0", id: `${PRIVATE_ID_PREFIX}resume_${sessionId}`, method: "session/resume", params: { sessionId, cwd, mcpServers } }),
+      );
     }
     return lines;
   }

@@ -104,7 +104,10 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         const [statusLine, ...fields] = text.split("\r\n");
         const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine ?? "")?.[1] ?? 0);
         const header = (name: string): string | undefined =>
-          fields.find((f) => f.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+          fields
+            .find((f) => f.toLowerCase().startsWith(`${name}:`))
+            ?.slice(name.length + 1)
+            .trim();
         if (status !== 101) {
           // Read the body for the refusal reason, as far as Content-Length says.
           const want = Number(header("content-length") ?? 0);
@@ -130,7 +133,9 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
           socket.once("end", finish);
           return;
         }
-        const expected = createHash("sha1").update(key + GUID).digest("base64");
+        const expected = createHash("sha1")
+          .update(key + GUID)
+          .digest("base64");
         if (header("sec-websocket-accept") !== expected) {
           fail(new HandshakeError(status, "the daemon's WebSocket handshake did not match"));
           return;

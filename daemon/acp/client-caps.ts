@@ -11,7 +11,8 @@ export function toClientCaps(caps: ClientCapabilities | null | undefined): Clien
     // A mode is offered only when its key is present and not null (ACP §11; `{}` offers nothing).
     elicitationForm: caps?.elicitation?.form !== undefined && caps.elicitation.form !== null,
     elicitationUrl: caps?.elicitation?.url !== undefined && caps.elicitation.url !== null,
-    mcpInteraction: optedIn(caps?._meta, "mcpInteraction") && (vendorMeta(caps?._meta)?.mcpInteraction as { schemaVersion?: unknown } | undefined)?.schemaVersion === 1,
+    mcpInteraction:
+      optedIn(caps?._meta, "mcpInteraction") && (vendorMeta(caps?._meta)?.mcpInteraction as { schemaVersion?: unknown } | undefined)?.schemaVersion === 1,
     vendor: vendorMeta(caps?._meta) !== undefined,
   };
 }

@@ -13,7 +13,6 @@ import { toRpcError } from "./errors.js";
 import { notificationMethods, requestMethods } from "./methods.js";
 import { checkShape } from "./shape.js";
 
-
 const isVendorMethod = (method: string): boolean => method.startsWith("_reasonix.io/");
 
 /** Requests one window may have the daemon work on at once; more wait, and the socket stops being read. */

@@ -22,10 +22,8 @@ export interface NotificationSpec<S extends z.ZodType = z.ZodType> {
   handler(params: z.output<S>, conn: AcpWindow): void;
 }
 
-const request = <S extends z.ZodType>(params: S, handler: RequestSpec<S>["handler"]): RequestSpec =>
-  ({ params, handler }) as RequestSpec;
-const notification = <S extends z.ZodType>(params: S, handler: NotificationSpec<S>["handler"]): NotificationSpec =>
-  ({ params, handler }) as NotificationSpec;
+const request = <S extends z.ZodType>(params: S, handler: RequestSpec<S>["handler"]): RequestSpec => ({ params, handler }) as RequestSpec;
+const notification = <S extends z.ZodType>(params: S, handler: NotificationSpec<S>["handler"]): NotificationSpec => ({ params, handler }) as NotificationSpec;
 
 export const requestMethods: Record<string, RequestSpec> = {
   initialize: request(schema.InitializeRequest, initialize),

@@ -71,7 +71,12 @@ export async function steer(params: z.output<typeof SteerRequest>, conn: AcpWind
 }
 
 export const EnqueueRequest = z
-  .object({ sessionId: sid, text: z.string(), intent: z.enum(["followup", "steer"]).default("followup"), idempotencyKey: z.string().min(1).max(200).optional() })
+  .object({
+    sessionId: sid,
+    text: z.string(),
+    intent: z.enum(["followup", "steer"]).default("followup"),
+    idempotencyKey: z.string().min(1).max(200).optional(),
+  })
   .passthrough();
 
 export async function inboxEnqueue(params: z.output<typeof EnqueueRequest>, conn: AcpWindow): Promise<object> {
@@ -93,7 +98,10 @@ export async function inboxList(params: z.output<typeof SessionOnly>, conn: AcpW
 export async function inboxGet(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
   const inbox = (await sessionFor(conn, params.sessionId)).inbox;
   const item = inbox.item(params.itemId);
-  return { meta: inbox.meta(item), envelope: { text: item.text, intent: item.intent, source: item.source, ...(item.idempotencyKey ? { idempotencyKey: item.idempotencyKey } : {}) } };
+  return {
+    meta: inbox.meta(item),
+    envelope: { text: item.text, intent: item.intent, source: item.source, ...(item.idempotencyKey ? { idempotencyKey: item.idempotencyKey } : {}) },
+  };
 }
 
 export async function inboxUpdate(params: z.output<typeof UpdateRequest>, conn: AcpWindow): Promise<object> {
@@ -129,7 +137,8 @@ export async function inboxRetry(params: z.output<typeof ItemRequest>, conn: Acp
 export async function inboxRefresh(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
   const inbox = (await sessionFor(conn, params.sessionId)).inbox;
   const item = inbox.item(params.itemId);
-  if (!["queued", "blocked", "uncertain"].includes(item.state)) throw RpcError.of("InboxRefused", `inbox item ${item.id} is ${item.state}; only pending items can be refreshed`);
+  if (!["queued", "blocked", "uncertain"].includes(item.state))
+    throw RpcError.of("InboxRefused", `inbox item ${item.id} is ${item.state}; only pending items can be refreshed`);
   return { ok: true };
 }
 

@@ -57,7 +57,9 @@ export async function setConfigOption(
   const list = () => configOptions(session.record, conn.services.config());
   if (RETIRED.has(configId) || configId === "quality_floor") {
     if (!(typeof params.value === "string" && LEGACY_SELECTOR_VALUES.has(params.value))) {
-      throw RpcError.invalidParams(`value: unknown ${params.configId} value "${String(params.value)}"; it takes one of ${[...LEGACY_SELECTOR_VALUES].join(", ")}`);
+      throw RpcError.invalidParams(
+        `value: unknown ${params.configId} value "${String(params.value)}"; it takes one of ${[...LEGACY_SELECTOR_VALUES].join(", ")}`,
+      );
     }
     return { configOptions: list(), deprecatedNotice: DEPRECATED_NOTICE, _meta: { "reasonix.io": { deprecatedNotice: DEPRECATED_NOTICE } } };
   }

@@ -6,13 +6,7 @@ import type { AcpWindow } from "./context.js";
 import type { ListSessionsResponse, LoadSessionResponse, NewSessionResponse } from "@agentclientprotocol/sdk";
 import type { z } from "zod";
 import { ResultThen, RpcError } from "../../shared/jsonrpc.js";
-import type {
-  ListSessionsRequest,
-  LoadSessionRequest,
-  NewSessionRequest,
-  ResumeSessionRequest,
-  SessionIdRequest,
-} from "../../shared/acp-schemas.js";
+import type { ListSessionsRequest, LoadSessionRequest, NewSessionRequest, ResumeSessionRequest, SessionIdRequest } from "../../shared/acp-schemas.js";
 import { resolveModelRef } from "../provider/registry.js";
 import type { Session } from "../sessions/session.js";
 import { sessionControls } from "./session-config.js";
@@ -31,9 +25,7 @@ function startupModel(conn: AcpWindow): string {
   if (conn.info.model) {
     const choice = resolveModelRef(config, conn.info.model);
     if (!choice) {
-      throw RpcError.invalidParams(
-        `model: "${conn.info.model}" (from --model) is not a configured model; run \`reasonix setup\` or fix config.json`,
-      );
+      throw RpcError.invalidParams(`model: "${conn.info.model}" (from --model) is not a configured model; run \`reasonix setup\` or fix config.json`);
     }
     return choice.ref;
   }

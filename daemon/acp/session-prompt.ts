@@ -15,5 +15,8 @@ export async function prompt(params: z.output<typeof PromptRequest>, conn: AcpWi
 /** A notification: unknown sessions are ignored, as no answer can be given. */
 export function cancel(params: z.output<typeof SessionIdRequest>, conn: AcpWindow): void {
   conn.lastActive = Date.now();
-  conn.services.sessions.liveSessions().find((s) => s.id === params.sessionId)?.cancel();
+  conn.services.sessions
+    .liveSessions()
+    .find((s) => s.id === params.sessionId)
+    ?.cancel();
 }

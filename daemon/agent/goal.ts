@@ -33,9 +33,11 @@ export function nextGoalStep(goal: GoalState, last: StopReason, queuedPrompts: n
   // The user's own prompt is a boundary: it runs next, and the goal goes on after it.
   if (queuedPrompts > 0) return { action: "yield" };
   const turns = goal.turns + 1;
-  if (turns >= bounds.maxTurns) return { action: "stop", message: `\n\n[warning] Goal paused after ${turns} turns (the goal bound). Send a prompt to continue.` };
+  if (turns >= bounds.maxTurns)
+    return { action: "stop", message: `\n\n[warning] Goal paused after ${turns} turns (the goal bound). Send a prompt to continue.` };
   const seconds = (now - Date.parse(goal.startedAt)) / 1000;
-  if (seconds >= bounds.maxSeconds) return { action: "stop", message: `\n\n[warning] Goal paused after ${Math.round(seconds)} s (the goal time bound). Send a prompt to continue.` };
+  if (seconds >= bounds.maxSeconds)
+    return { action: "stop", message: `\n\n[warning] Goal paused after ${Math.round(seconds)} s (the goal time bound). Send a prompt to continue.` };
   return { action: "continue" };
 }
 

@@ -23,7 +23,13 @@ class MemoryModel implements ChatModel {
     const round = this.rounds.shift() ?? { content: "(no more script)" };
     round.onRequest?.();
     if (round.content) onDelta({ kind: "text", text: round.content });
-    return { content: round.content ?? "", reasoning: round.reasoning ?? "", toolCalls: round.toolCalls ?? [], finishReason: round.finishReason ?? null, usage: round.usage };
+    return {
+      content: round.content ?? "",
+      reasoning: round.reasoning ?? "",
+      toolCalls: round.toolCalls ?? [],
+      finishReason: round.finishReason ?? null,
+      usage: round.usage,
+    };
   }
 }
 
@@ -112,7 +118,10 @@ class MemorySession implements SessionPort<string> {
     return [...this.steers];
   }
   async removeSteer(id: string): Promise<void> {
-    this.steers.splice(this.steers.findIndex((s) => s.id === id), 1);
+    this.steers.splice(
+      this.steers.findIndex((s) => s.id === id),
+      1,
+    );
   }
   async requeueSteers(): Promise<void> {}
   startMeter(): void {
@@ -136,7 +145,8 @@ class MemorySession implements SessionPort<string> {
 }
 
 const call = (name: string, id = name) => ({ id, name, arguments: "{}" });
-const texts = (s: MemorySession) => s.updates.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => (u as { content: { text: string } }).content.text);
+const texts = (s: MemorySession) =>
+  s.updates.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => (u as { content: { text: string } }).content.text);
 
 test("a turn: prompt recorded and committed first, tool calls run in order, end_turn, recorded and committed last", async () => {
   const model = new MemoryModel([{ toolCalls: [call("a"), call("b")] }, { content: "done" }]);
@@ -177,7 +187,10 @@ test("a steer accepted during a round joins the conversation at the next boundar
 });
 
 test("a used-up budget pauses the turn with its warning and end_turn; unrun tool calls still get answers", async () => {
-  const model = new MemoryModel([{ toolCalls: [call("a")], usage: { promptTokens: 600, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0, reasoningTokens: 0 } }, { toolCalls: [call("b")], usage: { promptTokens: 600, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0, reasoningTokens: 0 } }]);
+  const model = new MemoryModel([
+    { toolCalls: [call("a")], usage: { promptTokens: 600, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0, reasoningTokens: 0 } },
+    { toolCalls: [call("b")], usage: { promptTokens: 600, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0, reasoningTokens: 0 } },
+  ]);
   const s = new MemorySession(model);
   s.budget = 1000;
   assert.equal(await new TurnRunner(s).run({ origin: undefined, modelText: "go" }), "end_turn");

@@ -31,12 +31,7 @@ export interface TurnOptions {
 
 const isAbort = (signal: AbortSignal): boolean => signal.aborted;
 
-export async function runTurn(
-  host: TurnHost,
-  model: ChatModel,
-  signal: AbortSignal,
-  opts: TurnOptions,
-): Promise<StopReason> {
+export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSignal, opts: TurnOptions): Promise<StopReason> {
   for (let step = 0; step < opts.maxSteps; step++) {
     let round: RoundResult | undefined;
     // A truly empty answer is retried once at the same request boundary.

@@ -117,7 +117,9 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
       if (args.trim() && !reload) return "Usage: `/env` lists the variables this session's commands inherit; `/env reload` takes this window's environment.";
       const names = reload ? await host.reloadEnvironment() : host.environmentNames();
       return [
-        reload ? `**Environment reloaded** from this window: ${names.length} variables.` : `**Environment**: this session's commands inherit ${names.length} variables of the window that created it.`,
+        reload
+          ? `**Environment reloaded** from this window: ${names.length} variables.`
+          : `**Environment**: this session's commands inherit ${names.length} variables of the window that created it.`,
         names.length ? names.map((name) => `\`${name}\``).join(", ") : "(none)",
         "",
         "Names containing KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are left out; `shellEnvironment` in config.json adjusts that.",
@@ -130,7 +132,10 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
     async run(_args, host) {
       const list = await host.listSessions();
       if (list.length === 0) return "No sessions in this workspace.";
-      return ["**Sessions**", ...list.map((s) => `- ${s.title ?? "(untitled)"} — ${s.updatedAt} — \`${s.sessionId}\`${s.sessionId === host.record.id ? " (this one)" : ""}`)].join("\n");
+      return [
+        "**Sessions**",
+        ...list.map((s) => `- ${s.title ?? "(untitled)"} — ${s.updatedAt} — \`${s.sessionId}\`${s.sessionId === host.record.id ? " (this one)" : ""}`),
+      ].join("\n");
     },
   },
 ];

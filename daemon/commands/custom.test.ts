@@ -17,10 +17,13 @@ test("commands come from nested markdown files; the project folder overrides the
   writeFileSync(join(project, "bad name.md"), "ignored\n");
   writeFileSync(join(project, "notes.txt"), "ignored\n");
   const cmds = await loadCustomCommands([user, project, join(base, "missing")]);
-  assert.deepEqual(cmds.map((c) => [c.name, c.description, c.hint]), [
-    ["git:commit", "Commit staged work", "<message>"],
-    ["review", "Project review", undefined],
-  ]);
+  assert.deepEqual(
+    cmds.map((c) => [c.name, c.description, c.hint]),
+    [
+      ["git:commit", "Commit staged work", "<message>"],
+      ["review", "Project review", undefined],
+    ],
+  );
 });
 
 test("templates expand $ARGUMENTS, positional arguments and $$", () => {

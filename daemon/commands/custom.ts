@@ -24,9 +24,7 @@ async function markdownFiles(dir: string): Promise<string[]> {
   } catch {
     return [];
   }
-  return entries
-    .filter((e) => e.isFile() && e.name.endsWith(".md"))
-    .map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name));
+  return entries.filter((e) => e.isFile() && e.name.endsWith(".md")).map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name));
 }
 
 /** A small front-matter reader: `key: value` lines between `---` fences, values optionally quoted. */

@@ -51,13 +51,21 @@ export class CommandSet {
       ...this.plugins
         .filter((p) => !this.custom.some((c) => c.name === p.name))
         .map((p) => ({ name: p.name, description: p.description, ...(p.hint ? { input: { hint: p.hint } } : {}) })),
-      ...this.prompts.map((p) => ({ name: `${p.server}:${p.name}`, description: p.description, ...(p.args.length ? { input: { hint: p.args.map((a) => `<${a}>`).join(" ") } } : {}) })),
+      ...this.prompts.map((p) => ({
+        name: `${p.server}:${p.name}`,
+        description: p.description,
+        ...(p.args.length ? { input: { hint: p.args.map((a) => `<${a}>`).join(" ") } } : {}),
+      })),
     ];
   }
 
   /** Same list, same order: hosts rebuild their menu only when this changes. */
   sameAs(other: CommandSet | undefined): boolean {
-    return other !== undefined && JSON.stringify(other.available()) === JSON.stringify(this.available()) && JSON.stringify(other.custom.map((c) => c.body)) === JSON.stringify(this.custom.map((c) => c.body));
+    return (
+      other !== undefined &&
+      JSON.stringify(other.available()) === JSON.stringify(this.available()) &&
+      JSON.stringify(other.custom.map((c) => c.body)) === JSON.stringify(this.custom.map((c) => c.body))
+    );
   }
 
   resolve(text: string): Resolved {

@@ -3,7 +3,10 @@ import assert from "node:assert/strict";
 import { ConfigError, parseConfigText, resolveConfig } from "./config.js";
 
 test("unknown keys are refused by name", () => {
-  assert.throws(() => parseConfigText('{"modle":"x"}', "config.json"), (e: unknown) => e instanceof ConfigError && /"modle"/.test(e.message));
+  assert.throws(
+    () => parseConfigText('{"modle":"x"}', "config.json"),
+    (e: unknown) => e instanceof ConfigError && /"modle"/.test(e.message),
+  );
   assert.throws(() => parseConfigText("{", "config.json"), ConfigError);
 });
 
@@ -20,14 +23,24 @@ test("defaults, file values and environment overrides", () => {
   assert.equal(resolveConfig({}, {}).maxSteps, 50);
   assert.equal(resolveConfig({}, {}).searchTimeoutSeconds, 10);
   assert.equal(resolveConfig({ searchTimeoutSeconds: 30 }, { REASONIX_SEARCH_TIMEOUT_SECONDS: "2" }).searchTimeoutSeconds, 2);
-  assert.throws(() => resolveConfig({ searchTimeoutSeconds: 30 }, { REASONIX_SEARCH_TIMEOUT_SECONDS: "0" }), /REASONIX_SEARCH_TIMEOUT_SECONDS="0"/, "a bad value is an error, never silently ignored");
+  assert.throws(
+    () => resolveConfig({ searchTimeoutSeconds: 30 }, { REASONIX_SEARCH_TIMEOUT_SECONDS: "0" }),
+    /REASONIX_SEARCH_TIMEOUT_SECONDS="0"/,
+    "a bad value is an error, never silently ignored",
+  );
 });
 
 test("environment overrides go through the same schema: a bad value is an error naming the variable", () => {
-  assert.throws(() => resolveConfig({}, { REASONIX_MAX_STEPS: "abc" }), (e: Error) => e instanceof ConfigError && /REASONIX_MAX_STEPS="abc": .*\(it sets maxSteps\)/.test(e.message));
+  assert.throws(
+    () => resolveConfig({}, { REASONIX_MAX_STEPS: "abc" }),
+    (e: Error) => e instanceof ConfigError && /REASONIX_MAX_STEPS="abc": .*\(it sets maxSteps\)/.test(e.message),
+  );
   assert.throws(() => resolveConfig({}, { REASONIX_BUDGET_TOKENS: "-5" }), /REASONIX_BUDGET_TOKENS="-5"/);
   assert.throws(() => resolveConfig({}, { REASONIX_DISPLAY_CURRENCY: "EUR" }), /REASONIX_DISPLAY_CURRENCY="EUR"/);
-  const c = resolveConfig({ budgets: { seconds: 60 }, goal: { maxTurns: 3 } }, { REASONIX_BUDGET_TOKENS: "1000", REASONIX_GOAL_MAX_SECONDS: "90", REASONIX_MODEL: "deepseek/deepseek-v4-pro" });
+  const c = resolveConfig(
+    { budgets: { seconds: 60 }, goal: { maxTurns: 3 } },
+    { REASONIX_BUDGET_TOKENS: "1000", REASONIX_GOAL_MAX_SECONDS: "90", REASONIX_MODEL: "deepseek/deepseek-v4-pro" },
+  );
   assert.deepEqual(c.budgets, { seconds: 60, tokens: 1000 });
   assert.deepEqual(c.goal, { maxTurns: 3, maxSeconds: 90 });
   assert.equal(c.defaultModel, "deepseek/deepseek-v4-pro");

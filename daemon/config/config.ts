@@ -7,7 +7,10 @@ import { z } from "zod";
 
 export const ProviderConfig = z
   .object({
-    name: z.string().min(1).regex(/^[A-Za-z0-9._-]+$/, "provider names use letters, digits, '.', '_' and '-'"),
+    name: z
+      .string()
+      .min(1)
+      .regex(/^[A-Za-z0-9._-]+$/, "provider names use letters, digits, '.', '_' and '-'"),
     baseUrl: z.string().url(),
     apiKeyEnv: z.string().min(1),
     models: z.array(z.string().min(1)).min(1),
@@ -33,13 +36,13 @@ export const ConfigFile = z
     permissionTimeoutSeconds: z.number().int().positive().optional(),
     idleShutdownSeconds: z.number().int().nonnegative().optional(),
     sessionUnloadSeconds: z.number().int().nonnegative().optional(),
-    windowBacklogBytes: z.number().int().min(64 * 1024).optional(),
-    searchTimeoutSeconds: z.number().int().positive().optional(),
-    budgets: z
-      .object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() })
-      .partial()
-      .strict()
+    windowBacklogBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
       .optional(),
+    searchTimeoutSeconds: z.number().int().positive().optional(),
+    budgets: z.object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() }).partial().strict().optional(),
     listen: z.string().optional(),
     allowedOrigins: z.array(z.string().url()).optional(),
     displayCurrency: z.enum(["auto", "CNY", "USD"]).optional(),

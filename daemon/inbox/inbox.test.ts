@@ -24,7 +24,10 @@ test("items, order and receipts survive reopening; idempotency compares the text
     const b = await inbox.enqueue({ text: "beta", intent: "steer", source: "acp" });
     await inbox.move(b.item.id, 0);
     const reopened = await Inbox.open(store, "s1");
-    assert.deepEqual(reopened.ordered().map((i) => i.text), ["beta", "alpha"]);
+    assert.deepEqual(
+      reopened.ordered().map((i) => i.text),
+      ["beta", "alpha"],
+    );
     assert.equal((await reopened.enqueue({ text: "alpha", intent: "followup", source: "acp", idempotencyKey: "k1" })).item.id, a.item.id);
     await assert.rejects(reopened.enqueue({ text: "changed", intent: "followup", source: "acp", idempotencyKey: "k1" }), /different text/);
     // A receipt outlives its item: the key still answers once the item has run.
@@ -45,7 +48,10 @@ test("recovery: admitted items become uncertain, pending work pauses the inbox u
     const parked = await inbox.enqueue({ text: "parked prompt", intent: "followup", source: "prompt" });
     const next = await Inbox.open(store, "s2");
     await next.recover();
-    assert.deepEqual(next.ordered().map((i) => i.state), ["uncertain", "uncertain", "queued", "queued"]);
+    assert.deepEqual(
+      next.ordered().map((i) => i.state),
+      ["uncertain", "uncertain", "queued", "queued"],
+    );
     assert.equal(next.item(parked.item.id).source, "acp", "a parked prompt runs as a follow-up once unpaused");
     assert.match(next.item(steer.item.id).blockReason!, /unapplied steer/);
     const snap = next.snapshot() as { paused: boolean; recovered: boolean; recoveredCount: number };

@@ -127,7 +127,13 @@ export class Inbox {
     return this.head.order.indexOf(id);
   }
 
-  async enqueue(input: { text: string; intent: Intent; source: InboxItem["source"]; idempotencyKey?: string; state?: ItemState }): Promise<{ item: InboxItem; idempotent: boolean }> {
+  async enqueue(input: {
+    text: string;
+    intent: Intent;
+    source: InboxItem["source"];
+    idempotencyKey?: string;
+    state?: ItemState;
+  }): Promise<{ item: InboxItem; idempotent: boolean }> {
     const fingerprint = sha(`${input.intent}\0${input.text}`);
     if (input.idempotencyKey) {
       const receipt = await this.store.get<{ itemId: string; fingerprint: string }>(inboxKeys.idem(this.sessionId, input.idempotencyKey));
@@ -165,14 +171,28 @@ export class Inbox {
     this.items.set(item.id, item);
     this.head.order.push(item.id);
     const ops: BatchOp[] = [{ type: "put", key: inboxKeys.item(this.sessionId, item.id), value: item }];
-    if (input.idempotencyKey) ops.push({ type: "put", key: inboxKeys.idem(this.sessionId, input.idempotencyKey), value: { itemId: item.id, fingerprint, createdAt: now } });
+    if (input.idempotencyKey)
+      ops.push({ type: "put", key: inboxKeys.idem(this.sessionId, input.idempotencyKey), value: { itemId: item.id, fingerprint, createdAt: now } });
     await this.commit(ops);
     return { item, idempotent: false };
   }
 
   private ghost(id: string, input: { text: string; intent: Intent; source: InboxItem["source"] }): InboxItem {
     const now = new Date().toISOString();
-    return { id, sessionId: this.sessionId, intent: input.intent, state: "running", text: input.text, preview: preview(input.text), byteSize: Buffer.byteLength(input.text), checksum: "", createdAt: now, updatedAt: now, revision: 0, source: input.source };
+    return {
+      id,
+      sessionId: this.sessionId,
+      intent: input.intent,
+      state: "running",
+      text: input.text,
+      preview: preview(input.text),
+      byteSize: Buffer.byteLength(input.text),
+      checksum: "",
+      createdAt: now,
+      updatedAt: now,
+      revision: 0,
+      source: input.source,
+    };
   }
 
   private pending(id: string): InboxItem {
@@ -186,7 +206,14 @@ export class Inbox {
     if (text.trim().length === 0) throw refuse("text must not be empty");
     const byteSize = Buffer.byteLength(text);
     if (byteSize > CAPACITY.maxItemBytes) throw refuse(`inbox item too large: ${byteSize} bytes exceeds the ${CAPACITY.maxItemBytes}-byte limit per item`);
-    Object.assign(item, { text, preview: preview(text), byteSize, checksum: sha(`${item.intent}\0${text}`), updatedAt: new Date().toISOString(), revision: item.revision + 1 });
+    Object.assign(item, {
+      text,
+      preview: preview(text),
+      byteSize,
+      checksum: sha(`${item.intent}\0${text}`),
+      updatedAt: new Date().toISOString(),
+      revision: item.revision + 1,
+    });
     await this.commit([{ type: "put", key: inboxKeys.item(this.sessionId, id), value: item }]);
     return item;
   }
@@ -223,7 +250,8 @@ export class Inbox {
 
   async retry(id: string): Promise<void> {
     const item = this.item(id);
-    if (item.state !== "uncertain" && item.state !== "blocked") throw refuse(`inbox item ${id} is ${item.state}; only uncertain or blocked items can be retried`);
+    if (item.state !== "uncertain" && item.state !== "blocked")
+      throw refuse(`inbox item ${id} is ${item.state}; only uncertain or blocked items can be retried`);
     await this.setState(id, "queued");
   }
 
@@ -257,7 +285,10 @@ export class Inbox {
       }
       if (item.state === "running" || item.state === "steer_accepted") {
         item.state = "uncertain";
-        item.blockReason = item.intent === "steer" ? "unapplied steer: the daemon stopped before the turn took it" : "the daemon stopped while this item was running; it may or may not have run";
+        item.blockReason =
+          item.intent === "steer"
+            ? "unapplied steer: the daemon stopped before the turn took it"
+            : "the daemon stopped while this item was running; it may or may not have run";
         item.updatedAt = new Date().toISOString();
         ops.push({ type: "put", key: inboxKeys.item(this.sessionId, item.id), value: item });
       }

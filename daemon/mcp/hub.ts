@@ -161,7 +161,12 @@ export class McpHub {
       }
       if (caps?.prompts) {
         const { prompts } = await client.listPrompts();
-        state.prompts = prompts.map((p) => ({ server: state.name, name: p.name, description: p.description ?? `MCP prompt ${p.name}`, args: (p.arguments ?? []).map((a) => a.name) }));
+        state.prompts = prompts.map((p) => ({
+          server: state.name,
+          name: p.name,
+          description: p.description ?? `MCP prompt ${p.name}`,
+          args: (p.arguments ?? []).map((a) => a.name),
+        }));
       }
       state.status = "connected";
       this.log.info({ server: state.name, tools: state.tools.length, prompts: state.prompts.length }, "MCP server connected");
@@ -196,7 +201,14 @@ export class McpHub {
   }
 
   status(): Array<{ name: string; transport: string; status: string; tools: number; prompts: number; error?: string }> {
-    return [...this.servers.values()].map((s) => ({ name: s.name, transport: s.transport, status: s.status, tools: s.tools.length, prompts: s.prompts.length, ...(s.error ? { error: s.error } : {}) }));
+    return [...this.servers.values()].map((s) => ({
+      name: s.name,
+      transport: s.transport,
+      status: s.status,
+      tools: s.tools.length,
+      prompts: s.prompts.length,
+      ...(s.error ? { error: s.error } : {}),
+    }));
   }
 
   private live(server: string): Client {
@@ -205,7 +217,12 @@ export class McpHub {
     return s.client;
   }
 
-  async callTool(server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean; content: unknown[] }> {
+  async callTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ text: string; isError: boolean; content: unknown[] }> {
     const result = await this.live(server).callTool({ name: tool, arguments: args }, undefined, { signal, timeout: 300_000 });
     const content = (result.content as unknown[] | undefined) ?? [];
     const text = content
@@ -223,7 +240,13 @@ export class McpHub {
   async promptText(server: string, prompt: string, args: Record<string, string>): Promise<string> {
     const result = await this.live(server).getPrompt({ name: prompt, arguments: args });
     return result.messages
-      .map((m) => (m.content.type === "text" ? m.content.text : m.content.type === "resource" && "text" in m.content.resource ? String(m.content.resource.text) : `[${m.content.type} omitted]`))
+      .map((m) =>
+        m.content.type === "text"
+          ? m.content.text
+          : m.content.type === "resource" && "text" in m.content.resource
+            ? String(m.content.resource.text)
+            : `[${m.content.type} omitted]`,
+      )
       .join("\n\n");
   }
 

@@ -8,14 +8,29 @@ const form: InteractionRequest = {
   message: "m",
   requestedSchema: {
     type: "object",
-    properties: { environment: { type: "string", enum: ["staging", "production"] }, replicas: { type: "integer", minimum: 1, maximum: 5 }, force: { type: "boolean" } },
+    properties: {
+      environment: { type: "string", enum: ["staging", "production"] },
+      replicas: { type: "integer", minimum: 1, maximum: 5 },
+      force: { type: "boolean" },
+    },
     required: ["environment"],
   },
 };
 
 test("form replies: valid content passes; content that does not fit the schema cancels; decline and cancel carry nothing", () => {
-  assert.deepEqual(settleReply(form, { action: "accept", content: { environment: "staging", replicas: 2 } }), { action: "accept", content: { environment: "staging", replicas: 2 } });
-  for (const content of [{ environment: "moon" }, { replicas: 2 }, { environment: "staging", replicas: 9 }, { environment: "staging", replicas: 1.5 }, { environment: "staging", extra: "x" }, "nope", null]) {
+  assert.deepEqual(settleReply(form, { action: "accept", content: { environment: "staging", replicas: 2 } }), {
+    action: "accept",
+    content: { environment: "staging", replicas: 2 },
+  });
+  for (const content of [
+    { environment: "moon" },
+    { replicas: 2 },
+    { environment: "staging", replicas: 9 },
+    { environment: "staging", replicas: 1.5 },
+    { environment: "staging", extra: "x" },
+    "nope",
+    null,
+  ]) {
     assert.deepEqual(settleReply(form, { action: "accept", content }), { action: "cancel" }, JSON.stringify(content));
   }
   assert.deepEqual(settleReply(form, { action: "decline", content: { environment: "staging" } }), { action: "decline" });

@@ -29,7 +29,11 @@ function asTool(hub: McpHub, info: McpToolInfo): Tool {
           async run(runCtx): Promise<ToolResult> {
             try {
               const r = await hub.callTool(info.server, info.name, args, runCtx.signal);
-              return { output: r.isError ? `Tool error: ${r.text}` : r.text, failed: r.isError, content: [{ type: "content", content: { type: "text", text: r.text } }] };
+              return {
+                output: r.isError ? `Tool error: ${r.text}` : r.text,
+                failed: r.isError,
+                content: [{ type: "content", content: { type: "text", text: r.text } }],
+              };
             } catch (err) {
               return { output: `Tool error: ${(err as Error).message}`, failed: true };
             }

@@ -19,8 +19,17 @@ async function plugin(name: string, actions: unknown[], scripts: Record<string, 
 }
 
 const deployActions = [
-  { name: "status", description: "Show deployment status", hint: "[service]", surface: { type: "status", title: "Deploy", state: "ok", text: "All services healthy ($ARGUMENTS)" } },
-  { name: "notes", description: "Release notes card", surface: { type: "card", title: "Release $1", body: "Costs $$1 — no args used here", fields: [{ label: "Version", value: "$1" }] } },
+  {
+    name: "status",
+    description: "Show deployment status",
+    hint: "[service]",
+    surface: { type: "status", title: "Deploy", state: "ok", text: "All services healthy ($ARGUMENTS)" },
+  },
+  {
+    name: "notes",
+    description: "Release notes card",
+    surface: { type: "card", title: "Release $1", body: "Costs $$1 — no args used here", fields: [{ label: "Version", value: "$1" }] },
+  },
   { name: "confirm", surface: { type: "form", title: "Deploy $1?", fields: [{ name: "target", label: "Target", choices: ["staging", "production"] }] } },
   { name: "static", surface: { type: "card", title: "Static", body: "No arguments here" } },
   { name: "review", description: "Ask the model to review", prompt: "Review the deploy config for $ARGUMENTS" },
@@ -56,7 +65,10 @@ test("static surfaces expand every string without appending unused arguments", a
     kind: "surface",
     surface: { type: "form", title: "Deploy api?", fields: [{ name: "target", label: "Target", choices: ["staging", "production"] }] },
   });
-  assert.deepEqual(await runAction(plugins, "deploy:static", "ignored words", opts), { kind: "surface", surface: { type: "card", title: "Static", body: "No arguments here" } });
+  assert.deepEqual(await runAction(plugins, "deploy:static", "ignored words", opts), {
+    kind: "surface",
+    surface: { type: "card", title: "Static", body: "No arguments here" },
+  });
 });
 
 test("a surface that expansion makes invalid becomes an error status", async () => {
@@ -104,7 +116,10 @@ test("run actions: JSON stdout is a surface; cwd, argv and env come from the plu
 
 test("run actions: plain text stdout becomes a card", async () => {
   const plugins = await plugin("tools", runActions, scripts);
-  assert.deepEqual(await runAction(plugins, "tools:text", "x y", { env }), { kind: "surface", surface: { type: "card", title: "tools:text", body: "line one\nargs: x,y" } });
+  assert.deepEqual(await runAction(plugins, "tools:text", "x y", { env }), {
+    kind: "surface",
+    surface: { type: "card", title: "tools:text", body: "line one\nargs: x,y" },
+  });
 });
 
 function errorText(result: Awaited<ReturnType<typeof runAction>>): string {

@@ -19,7 +19,12 @@ const deploy = {
   description: "Deployment helpers",
   version: "1.0.0",
   actions: [
-    { name: "status", description: "Show deployment status", hint: "[service]", surface: { type: "status", title: "Deploy", state: "ok", text: "All services healthy ($ARGUMENTS)" } },
+    {
+      name: "status",
+      description: "Show deployment status",
+      hint: "[service]",
+      surface: { type: "status", title: "Deploy", state: "ok", text: "All services healthy ($ARGUMENTS)" },
+    },
     { name: "notes", surface: { type: "card", title: "Release $1", body: "Markdown body", fields: [{ label: "Version", value: "$1" }] } },
     { name: "confirm", surface: { type: "form", title: "Deploy $1?", fields: [{ name: "target", label: "Target", choices: ["staging", "production"] }] } },
     { name: "review", prompt: "Review the deploy config for $ARGUMENTS" },
@@ -32,9 +37,15 @@ test("valid plugins of every action kind load, sorted, with their folder", async
   writeFileSync(join(dir, "README.txt"), "not a plugin");
   const { plugins, errors } = await loadPlugins(dir, { strict: true });
   assert.deepEqual(errors, []);
-  assert.deepEqual(plugins.map((p) => p.name), ["deploy", "zeta"]);
+  assert.deepEqual(
+    plugins.map((p) => p.name),
+    ["deploy", "zeta"],
+  );
   assert.equal(plugins[0]!.dir, join(dir, "deploy"));
-  assert.deepEqual(plugins[0]!.actions.map((a) => a.name), ["status", "notes", "confirm", "review", "check"]);
+  assert.deepEqual(
+    plugins[0]!.actions.map((a) => a.name),
+    ["status", "notes", "confirm", "review", "check"],
+  );
   const confirm = plugins[0]!.actions[2]!.surface;
   assert.equal(confirm?.type, "form");
 });
@@ -46,12 +57,30 @@ test("a missing plugins folder is no plugins", async () => {
 const broken: Record<string, { manifest: unknown; problem: RegExp }> = {
   badjson: { manifest: "{ not json", problem: /not valid JSON/ },
   unknownkey: { manifest: { name: "unknownkey", actions: [{ name: "a", prompt: "x", colour: "red" }] }, problem: /unknown key "colour" at actions\.0/ },
-  dupaction: { manifest: { name: "dupaction", actions: [{ name: "a", prompt: "x" }, { name: "a", prompt: "y" }] }, problem: /duplicate action "a"/ },
+  dupaction: {
+    manifest: {
+      name: "dupaction",
+      actions: [
+        { name: "a", prompt: "x" },
+        { name: "a", prompt: "y" },
+      ],
+    },
+    problem: /duplicate action "a"/,
+  },
   misnamed: { manifest: { name: "other", actions: [] }, problem: /manifest name "other" does not match its folder name/ },
-  twokinds: { manifest: { name: "twokinds", actions: [{ name: "a", prompt: "x", run: ["true"] }] }, problem: /exactly one of "surface", "prompt" or "run" \(has prompt, run\)/ },
+  twokinds: {
+    manifest: { name: "twokinds", actions: [{ name: "a", prompt: "x", run: ["true"] }] },
+    problem: /exactly one of "surface", "prompt" or "run" \(has prompt, run\)/,
+  },
   badsurface: { manifest: { name: "badsurface", actions: [{ name: "a", surface: { type: "banner", title: "x" } }] }, problem: /actions\.0\.surface\.type/ },
-  badstate: { manifest: { name: "badstate", actions: [{ name: "a", surface: { type: "status", title: "x", state: "great" } }] }, problem: /actions\.0\.surface\.state/ },
-  baddefault: { manifest: { name: "baddefault", actions: [{ name: "a", surface: { type: "form", title: "x", fields: [{ name: "f", choices: ["a"], default: "b" }] } }] }, problem: /default must be one of the choices/ },
+  badstate: {
+    manifest: { name: "badstate", actions: [{ name: "a", surface: { type: "status", title: "x", state: "great" } }] },
+    problem: /actions\.0\.surface\.state/,
+  },
+  baddefault: {
+    manifest: { name: "baddefault", actions: [{ name: "a", surface: { type: "form", title: "x", fields: [{ name: "f", choices: ["a"], default: "b" }] } }] },
+    problem: /default must be one of the choices/,
+  },
   badname: { manifest: { name: "badname", actions: [{ name: "a:b", prompt: "x" }] }, problem: /actions\.0\.name/ },
   stray: { manifest: undefined, problem: /has no manifest\.json/ },
 };
@@ -66,7 +95,10 @@ for (const [folder, { manifest, problem }] of Object.entries(broken)) {
       return true;
     });
     const { plugins, errors } = await loadPlugins(dir, { strict: false });
-    assert.deepEqual(plugins.map((p) => p.name), ["deploy"]);
+    assert.deepEqual(
+      plugins.map((p) => p.name),
+      ["deploy"],
+    );
     assert.equal(errors.length, 1);
     assert.match(errors[0]!, new RegExp(`^plugin "${folder}" \\(`));
     assert.match(errors[0]!, problem);

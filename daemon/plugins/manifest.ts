@@ -83,8 +83,13 @@ export const PluginAction = z
   .strict()
   .superRefine((a, ctx) => {
     const kinds = (["surface", "prompt", "run"] as const).filter((k) => a[k] !== undefined);
-    if (kinds.length !== 1) ctx.addIssue({ code: "custom", message: `action "${a.name}" needs exactly one of "surface", "prompt" or "run" (has ${kinds.length ? kinds.join(", ") : "none"})` });
-    if (a.timeoutSeconds !== undefined && a.run === undefined) ctx.addIssue({ code: "custom", path: ["timeoutSeconds"], message: "timeoutSeconds only applies to run actions" });
+    if (kinds.length !== 1)
+      ctx.addIssue({
+        code: "custom",
+        message: `action "${a.name}" needs exactly one of "surface", "prompt" or "run" (has ${kinds.length ? kinds.join(", ") : "none"})`,
+      });
+    if (a.timeoutSeconds !== undefined && a.run === undefined)
+      ctx.addIssue({ code: "custom", path: ["timeoutSeconds"], message: "timeoutSeconds only applies to run actions" });
   });
 export type PluginAction = z.infer<typeof PluginAction>;
 
@@ -167,7 +172,10 @@ export async function loadPlugins(pluginsDir: string, opts: { strict: boolean })
   const errors: string[] = [];
   for (const folder of folders) {
     // Stat follows symlinks, so a plugin may be linked in from a checkout elsewhere.
-    const isDir = await stat(join(pluginsDir, folder)).then((s) => s.isDirectory(), () => false);
+    const isDir = await stat(join(pluginsDir, folder)).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (!isDir) continue;
     try {
       plugins.push(await readPlugin(pluginsDir, folder));

@@ -77,9 +77,7 @@ export function formAsPermission(surface: FormSurface): FormPermission {
     combos.forEach((combo, n) => {
       const optionId = `answer-${n}`;
       const name =
-        varying.length === 0 ? "Submit"
-        : varying.length === 1 ? combo[varying[0]!]!
-        : varying.map((i) => `${fieldLabel(fields[i]!)}: ${combo[i]}`).join(", ");
+        varying.length === 0 ? "Submit" : varying.length === 1 ? combo[varying[0]!]! : varying.map((i) => `${fieldLabel(fields[i]!)}: ${combo[i]}`).join(", ");
       options.push({ optionId, name, kind: "allow_once" });
       answers.set(optionId, Object.fromEntries(fields.map((f, i) => [f.name, combo[i]!])));
     });

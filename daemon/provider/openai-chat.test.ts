@@ -9,7 +9,16 @@ test("accumulates reasoning, content and streamed tool-call pieces", () => {
     ...acc.add({ choices: [{ delta: { content: "Hi" } }] }),
     ...acc.add({ choices: [{ delta: { tool_calls: [{ index: 0, id: "c1", function: { name: "read_", arguments: '{"pa' } }] } }] }),
     ...acc.add({ choices: [{ delta: { tool_calls: [{ index: 0, function: { name: "file", arguments: 'th":"a"}' } }] }, finish_reason: "tool_calls" }] }),
-    ...acc.add({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, prompt_cache_hit_tokens: 8, prompt_cache_miss_tokens: 2, completion_tokens_details: { reasoning_tokens: 3 } } }),
+    ...acc.add({
+      choices: [],
+      usage: {
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        prompt_cache_hit_tokens: 8,
+        prompt_cache_miss_tokens: 2,
+        completion_tokens_details: { reasoning_tokens: 3 },
+      },
+    }),
   ];
   assert.deepEqual(deltas, [
     { kind: "thought", text: "think" },

@@ -1,16 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Usage } from "./types.js";
-import {
-  CostLedger,
-  combineBands,
-  costOf,
-  legacyCost,
-  priceFor,
-  rateBand,
-  type Price,
-  type RateBand,
-} from "./pricing.js";
+import { CostLedger, combineBands, costOf, legacyCost, priceFor, rateBand, type Price, type RateBand } from "./pricing.js";
 
 const SCRIPTED: Usage = {
   promptTokens: 3_000_000,

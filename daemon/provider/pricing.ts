@@ -64,10 +64,7 @@ function missTokens(usage: Usage): number {
 }
 
 export function costOf(usage: Usage, price: Price): number {
-  return (
-    (price.cacheHit * usage.cacheHitTokens + price.input * missTokens(usage) + price.output * usage.completionTokens) /
-    1e6
-  );
+  return (price.cacheHit * usage.cacheHitTokens + price.input * missTokens(usage) + price.output * usage.completionTokens) / 1e6;
 }
 
 export type RateBand = "peak" | "off_peak";
@@ -254,13 +251,10 @@ export class CostLedger {
     const originalCurrency = buckets.length === 1 ? buckets[0] : undefined;
     const target = displayCurrency === "auto" ? originalCurrency : displayCurrency;
 
-    const identity =
-      originalCurrency && valuation("identity", originalCurrency, s.identityTotals[originalCurrency]);
+    const identity = originalCurrency && valuation("identity", originalCurrency, s.identityTotals[originalCurrency]);
     // Only a valuation that covers every round may stand in for the total; a partial one would understate it.
     const official =
-      target && s.rounds > 0 && s.officialRounds[target] === s.rounds
-        ? valuation("official_table", target, s.officialTotals[target])
-        : undefined;
+      target && s.rounds > 0 && s.officialRounds[target] === s.rounds ? valuation("official_table", target, s.officialTotals[target]) : undefined;
 
     let selected: Valuation | undefined;
     let displayStatus: DisplayStatus;
@@ -280,11 +274,7 @@ export class CostLedger {
       displayStatus = "bucketed";
     }
 
-    const aggregateMode: AggregateMode = originalCurrency
-      ? "single_currency"
-      : selected
-        ? "common_valuation"
-        : "currency_buckets";
+    const aggregateMode: AggregateMode = originalCurrency ? "single_currency" : selected ? "common_valuation" : "currency_buckets";
 
     const quote: CostQuote = {
       originalTotals: buckets.map((c) => money(c, s.identityTotals[c])),

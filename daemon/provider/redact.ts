@@ -15,6 +15,10 @@ export function redact(text: string, secrets: Iterable<string | undefined> = [])
 
 /** One sentence: first line, bounded. */
 export function oneSentence(text: string, max = 300): string {
-  const line = text.split("\n").find((l) => l.trim().length > 0)?.trim() ?? "";
+  const line =
+    text
+      .split("\n")
+      .find((l) => l.trim().length > 0)
+      ?.trim() ?? "";
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

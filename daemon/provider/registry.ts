@@ -14,9 +14,7 @@ export interface ModelChoice {
 }
 
 export function listModels(config: DaemonConfig): ModelChoice[] {
-  return config.providers.flatMap((provider) =>
-    provider.models.map((model) => ({ ref: `${provider.name}/${model}`, provider, model })),
-  );
+  return config.providers.flatMap((provider) => provider.models.map((model) => ({ ref: `${provider.name}/${model}`, provider, model })));
 }
 
 /** Accepts "provider/model", a bare model id, or a provider name (its first model). */
@@ -58,9 +56,7 @@ export function resolveEndpoint(
   const keyName = choice.provider.apiKeyEnv;
   const apiKey = env[keyName] || daemonEnv[keyName] || readCredentialsFile(credentialsFile)[keyName];
   if (!apiKey) {
-    throw RpcError.authRequired(
-      `No API key for provider "${choice.provider.name}": set ${keyName} in the editor's environment or run \`reasonix setup\`.`,
-    );
+    throw RpcError.authRequired(`No API key for provider "${choice.provider.name}": set ${keyName} in the editor's environment or run \`reasonix setup\`.`);
   }
   const envBase = choice.provider.name === "deepseek" ? env.DEEPSEEK_BASE_URL || daemonEnv.DEEPSEEK_BASE_URL : undefined;
   return { baseUrl: envBase || choice.provider.baseUrl, apiKey };

@@ -7,7 +7,6 @@ export interface ChatMessage {
   tool_call_id?: string;
 }
 
-
 export interface ToolSpec {
   type: "function";
   function: { name: string; description: string; parameters: Record<string, unknown> };

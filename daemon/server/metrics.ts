@@ -34,7 +34,9 @@ async function buildRegistry(state: DaemonState): Promise<Registry> {
   gauge("reasonix_sessions_live", "Sessions held in memory.", () => live().length);
   gauge("reasonix_sessions_stored", "Sessions in the store.", async () => (await state.store.range(keys.sessionPrefix)).length);
   gauge("reasonix_turns_running", "Turns running now.", () => live().filter((s) => s.running).length);
-  gauge("reasonix_permissions_pending", "Permission questions waiting for an answer.", () => live().reduce((n, s) => n + s.operatorStatus().pendingPermissions.length, 0));
+  gauge("reasonix_permissions_pending", "Permission questions waiting for an answer.", () =>
+    live().reduce((n, s) => n + s.operatorStatus().pendingPermissions.length, 0),
+  );
   gauge("reasonix_inbox_depth", "Pending inbox items across live sessions.", () => live().reduce((n, s) => n + s.operatorStatus().inbox.depth, 0));
   gauge("reasonix_model_rounds", "Model rounds run by live sessions.", () => live().reduce((n, s) => n + s.operatorStatus().modelRounds, 0));
   gauge("reasonix_search_threads", "grep and glob searches running on their own threads.", () => searchWorkersRunning());

@@ -65,7 +65,11 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
  * What a prompt becomes: a built-in command answered locally, a plugin action, or text for the
  * model (a custom command's expansion, an MCP prompt's text, or the prompt as typed).
  */
-export async function turnInputFor(parts: CommandHostParts, blocks: ContentBlock[], origin: ClientPort | undefined): Promise<TurnInput<ClientPort> & { shownText: string }> {
+export async function turnInputFor(
+  parts: CommandHostParts,
+  blocks: ContentBlock[],
+  origin: ClientPort | undefined,
+): Promise<TurnInput<ClientPort> & { shownText: string }> {
   const { session, runtime, deps } = parts;
   const text = promptToText(blocks);
   if (text.length === 0) throw RpcError.invalidParams("prompt is empty");

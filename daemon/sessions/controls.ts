@@ -40,7 +40,8 @@ export function configOptions(record: SessionRecord, config: DaemonConfig): Sess
   const levels = effortLevels(providerOf(config, record.model));
   const modelOptions = models.map((m) => ({ value: m.ref, name: m.model, description: `${m.provider.name} · ${m.model}` }));
   // A session whose model left the configuration still shows it, so the list has its current value.
-  if (!models.some((m) => m.ref === record.model)) modelOptions.push({ value: record.model, name: record.model, description: "not in the current configuration" });
+  if (!models.some((m) => m.ref === record.model))
+    modelOptions.push({ value: record.model, name: record.model, description: "not in the current configuration" });
   return [
     {
       id: "mode",

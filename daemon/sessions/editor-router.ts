@@ -15,8 +15,7 @@ export class EditorRouter {
   ) {}
 
   pick(cap: Capability, exclude?: ReadonlySet<ClientPort>): ClientPort | undefined {
-    const ok = (p: ClientPort): boolean =>
-      !p.closed && !exclude?.has(p) && (cap === "any" || p.capabilities[cap]);
+    const ok = (p: ClientPort): boolean => !p.closed && !exclude?.has(p) && (cap === "any" || p.capabilities[cap]);
     const origin = this.turnOrigin();
     const attached = [...this.attachments()];
     if (origin && attached.includes(origin) && ok(origin)) return origin;

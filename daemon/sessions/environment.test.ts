@@ -18,7 +18,8 @@ const window = {
 
 test("secret-looking names are left out by default, whatever their case", () => {
   assert.deepEqual(Object.keys(filterEnvironment(window)).sort(), ["FOO", "HOME", "PATH"]);
-  for (const name of ["FOO_API_KEY", "MY_SERVICE_TOKEN", "OTHER_SECRET", "DB_PASSWORD", "aws_credentials_file", "github_token"]) assert.ok(looksSecret(name), name);
+  for (const name of ["FOO_API_KEY", "MY_SERVICE_TOKEN", "OTHER_SECRET", "DB_PASSWORD", "aws_credentials_file", "github_token"])
+    assert.ok(looksSecret(name), name);
   assert.ok(!looksSecret("PATH"));
 });
 

@@ -45,7 +45,9 @@ export class SessionManager {
     // A disk that filled up has room again: sessions whose writes failed put that in their ledgers.
     store.onRecovered(() => {
       for (const session of this.live.values()) {
-        session.repairAfterStoreFault().catch((err: unknown) => this.log.error({ sessionId: session.id, err: (err as Error)?.message }, "repair after a store failure failed"));
+        session
+          .repairAfterStoreFault()
+          .catch((err: unknown) => this.log.error({ sessionId: session.id, err: (err as Error)?.message }, "repair after a store failure failed"));
       }
     });
   }

@@ -69,15 +69,24 @@ export class SessionMeter {
     const b = config.budgets;
     if (!b) return undefined;
     if (b.tokens !== undefined && this.turnTokens >= b.tokens) {
-      return { reason: "token_budget", message: `[warning] Token budget reached: this turn used ${this.turnTokens} tokens of ${b.tokens}. Pausing; send a prompt to continue.` };
+      return {
+        reason: "token_budget",
+        message: `[warning] Token budget reached: this turn used ${this.turnTokens} tokens of ${b.tokens}. Pausing; send a prompt to continue.`,
+      };
     }
     const seconds = (Date.now() - this.turnStarted) / 1000;
     if (b.seconds !== undefined && seconds >= b.seconds) {
-      return { reason: "time_budget", message: `[warning] Time budget reached: this turn ran ${Math.round(seconds)} s of ${b.seconds}. Pausing; send a prompt to continue.` };
+      return {
+        reason: "time_budget",
+        message: `[warning] Time budget reached: this turn ran ${Math.round(seconds)} s of ${b.seconds}. Pausing; send a prompt to continue.`,
+      };
     }
     const spent = this.turn.quote(displayCurrency(config)).selected;
     if (b.cost !== undefined && spent && spent.amount >= b.cost) {
-      return { reason: "cost_budget", message: `[warning] Cost budget reached: this turn cost ${spent.amount.toFixed(4)} ${spent.currency} of ${b.cost}. Pausing; send a prompt to continue.` };
+      return {
+        reason: "cost_budget",
+        message: `[warning] Cost budget reached: this turn cost ${spent.amount.toFixed(4)} ${spent.currency} of ${b.cost}. Pausing; send a prompt to continue.`,
+      };
     }
     return undefined;
   }

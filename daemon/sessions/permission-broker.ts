@@ -41,11 +41,7 @@ export class PermissionBroker {
         }
         entry.askedOn = target.connectionId;
         try {
-          const raw = await target.request(
-            "session/request_permission",
-            { sessionId: this.sessionId, toolCall, options },
-            { signal },
-          );
+          const raw = await target.request("session/request_permission", { sessionId: this.sessionId, toolCall, options }, { signal });
           target.lastActive = Date.now();
           const parsed = RequestPermissionResponse.safeParse(raw);
           if (!parsed.success) return { outcome: "cancelled" };

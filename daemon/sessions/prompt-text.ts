@@ -32,6 +32,10 @@ export function promptToText(blocks: readonly ContentBlock[]): string {
 }
 
 export function titleFrom(text: string): string {
-  const line = text.split("\n").find((l) => l.trim().length > 0)?.trim() ?? "";
+  const line =
+    text
+      .split("\n")
+      .find((l) => l.trim().length > 0)
+      ?.trim() ?? "";
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }

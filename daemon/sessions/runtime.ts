@@ -65,7 +65,10 @@ export class SessionRuntime {
     this.mcpSpecs = servers;
     this.hub.start(servers, this.processEnv(), this.host.cwd);
     // Their prompts join the slash menu as soon as the servers answer, before any turn.
-    void this.hub.ready(MCP_READY_MS).then(() => this.refreshCommands()).catch(() => undefined);
+    void this.hub
+      .ready(MCP_READY_MS)
+      .then(() => this.refreshCommands())
+      .catch(() => undefined);
   }
 
   /**
@@ -106,7 +109,8 @@ export class SessionRuntime {
   }
 
   sendCommands(port: ClientPort): void {
-    if (!port.closed && this.commands) port.sendUpdate(this.host.sessionId, { sessionUpdate: "available_commands_update", availableCommands: this.commands.available() });
+    if (!port.closed && this.commands)
+      port.sendUpdate(this.host.sessionId, { sessionUpdate: "available_commands_update", availableCommands: this.commands.available() });
   }
 
   /** Rebuilds plugins, MCP servers and commands, and swaps them in only when all of it loaded. */
@@ -132,7 +136,12 @@ export class SessionRuntime {
   }
 
   mcpStatusLines(): string[] {
-    return this.hub.status().map((s) => `${s.name} (${s.transport}): ${s.status}${s.status === "connected" ? `, ${s.tools} tools, ${s.prompts} prompts` : ""}${s.error ? ` — ${s.error}` : ""}`);
+    return this.hub
+      .status()
+      .map(
+        (s) =>
+          `${s.name} (${s.transport}): ${s.status}${s.status === "connected" ? `, ${s.tools} tools, ${s.prompts} prompts` : ""}${s.error ? ` — ${s.error}` : ""}`,
+      );
   }
 
   close(): Promise<void> {

@@ -131,7 +131,10 @@ export class SessionState {
   markInterrupted(): SessionUpdate {
     this.closeDanglingToolCalls("Interrupted: the agent daemon stopped before this tool call finished; it may or may not have taken effect.");
     this.appendLedger({ type: "interrupted" });
-    const update: SessionUpdate = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "\n\n[interrupted] The agent daemon stopped during this turn. Send a prompt to continue." } };
+    const update: SessionUpdate = {
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: "\n\n[interrupted] The agent daemon stopped during this turn. Send a prompt to continue." },
+    };
     this.appendLedger({ type: "update", update });
     this.record.status = "interrupted";
     return update;

@@ -42,7 +42,15 @@ export function statusSnapshot(v: StatusView): Record<string, unknown> {
     effort: r.effort,
     mode: r.mode,
     toolApproval: r.toolApproval,
-    goal: r.goal ? { status: r.goal.status, objective: r.goal.text, turns: r.goal.turns, startedAt: r.goal.startedAt, ...(r.goal.summary ? { summary: r.goal.summary } : {}) } : null,
+    goal: r.goal
+      ? {
+          status: r.goal.status,
+          objective: r.goal.text,
+          turns: r.goal.turns,
+          startedAt: r.goal.startedAt,
+          ...(r.goal.summary ? { summary: r.goal.summary } : {}),
+        }
+      : null,
     turnOutcome: outcome ?? null,
     pendingPermissions: v.pendingPermissions,
     inbox: v.inbox,
@@ -88,7 +96,16 @@ export class StatusReporter {
   snapshot(): Record<string, unknown> {
     const v = this.v;
     const inbox = { depth: v.inbox.depth(), paused: v.inbox.paused };
-    return statusSnapshot({ record: v.record, running: v.running(), pendingPermissions: v.pending().length, inbox, meter: v.meter, config: v.config(), sequence: ++this.sequence, grants: v.grants() });
+    return statusSnapshot({
+      record: v.record,
+      running: v.running(),
+      pendingPermissions: v.pending().length,
+      inbox,
+      meter: v.meter,
+      config: v.config(),
+      sequence: ++this.sequence,
+      grants: v.grants(),
+    });
   }
 
   operator(): OperatorStatus {

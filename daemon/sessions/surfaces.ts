@@ -80,7 +80,11 @@ export class SurfaceEmitter {
       values = outcome.outcome === "selected" ? asked.answer(outcome.optionId) : undefined;
     }
     const text = values
-      ? `**${surface.title}** — submitted: ${Object.entries(values).map(([k, v]) => `${k}=${v}`).join(", ") || "(no fields)"}`
+      ? `**${surface.title}** — submitted: ${
+          Object.entries(values)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(", ") || "(no fields)"
+        }`
       : `**${surface.title}** — cancelled.`;
     if (!this.host.live()) return;
     const update = chunk(text, { form: surface.title, values: values ?? null });

@@ -70,7 +70,6 @@ export interface SessionRecord {
   costs?: unknown;
 }
 
-
 export interface UsageTotals {
   rounds: number;
   promptTokens: number;
@@ -88,4 +87,3 @@ export type LedgerBody =
   | { type: "permission"; toolCallId: string; outcome: string };
 
 export type LedgerEntry = LedgerBody & { seq: number; at: string };
-

@@ -37,15 +37,17 @@ export class SessionWriter {
     const ops = this.pending;
     this.pending = [];
     // One failed write must not poison every later one: each batch starts from a settled chain.
-    this.chain = this.chain.catch(() => undefined).then(async () => {
-      if (ops.length === 0) return;
-      try {
-        await this.store.batch(ops, sync);
-      } catch (err) {
-        this.onFailure(err);
-        throw err;
-      }
-    });
+    this.chain = this.chain
+      .catch(() => undefined)
+      .then(async () => {
+        if (ops.length === 0) return;
+        try {
+          await this.store.batch(ops, sync);
+        } catch (err) {
+          this.onFailure(err);
+          throw err;
+        }
+      });
     return this.chain;
   }
 

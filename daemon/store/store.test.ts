@@ -19,8 +19,14 @@ test("values carry a checksum: a changed byte decodes as DAMAGED; bare JSON from
 
 test("holes: the runs missing from a numbered sequence", () => {
   assert.deepEqual(holes([1, 2, 3], 1), []);
-  assert.deepEqual(holes([1, 4, 5, 9], 1), [[2, 3], [6, 8]]);
-  assert.deepEqual(holes([2, 3], 1, 5), [[1, 1], [4, 5]]);
+  assert.deepEqual(holes([1, 4, 5, 9], 1), [
+    [2, 3],
+    [6, 8],
+  ]);
+  assert.deepEqual(holes([2, 3], 1, 5), [
+    [1, 1],
+    [4, 5],
+  ]);
   assert.deepEqual(holes([], 0, -1), []);
 });
 
@@ -42,10 +48,13 @@ test("the integrity scan finds ledger holes, a record promising more than is sto
   assert.equal(found.sessions, 2);
   assert.equal(found.damaged, 2);
   const damage = store.health().damage;
-  assert.deepEqual(damage.map((d) => [d.sessionId, d.detail]), [
-    ["b", "ledger entries missing: 3–4, 6"],
-    ["c", "the session's record is missing; its ledger is still stored"],
-  ]);
+  assert.deepEqual(
+    damage.map((d) => [d.sessionId, d.detail]),
+    [
+      ["b", "ledger entries missing: 3–4, 6"],
+      ["c", "the session's record is missing; its ledger is still stored"],
+    ],
+  );
   assert.deepEqual(store.damageOf("a"), []);
 });
 
@@ -54,7 +63,10 @@ test("a value changed on disk is never handed on: get refuses it, range leaves i
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const db = join(dir, "db");
   let store = await Store.open(db);
-  await store.batch([1, 2, 3].map((n) => ({ type: "put", key: keys.event("s", n), value: { seq: n, text: `entry-number-${n}` } })), true);
+  await store.batch(
+    [1, 2, 3].map((n) => ({ type: "put", key: keys.event("s", n), value: { seq: n, text: `entry-number-${n}` } })),
+    true,
+  );
   await store.close();
   // The values sit uncompressed in the log; change one character of one of them.
   const log = readdirSync(db).find((f) => f.endsWith(".log"))!;
@@ -68,7 +80,10 @@ test("a value changed on disk is never handed on: get refuses it, range leaves i
   store = await Store.open(db);
   t.after(() => store.close());
   const entries = await store.range<{ text: string }>(keys.eventPrefix("s"));
-  assert.ok(entries.every((e) => e.value.text.startsWith("entry-number-")), JSON.stringify(entries));
+  assert.ok(
+    entries.every((e) => e.value.text.startsWith("entry-number-")),
+    JSON.stringify(entries),
+  );
   assert.ok(entries.length < 3);
   assert.ok(store.health().damage.length > 0, "the loss is recorded");
 });
@@ -83,7 +98,10 @@ test("disk full: writes fail with the cause, stop until the store is reopened, a
 
   disk.fill();
   const big = "x".repeat(256 * 1024);
-  const failure = await store.batch([{ type: "put", key: "k!during", value: big }], true).then(() => undefined, (e: unknown) => e);
+  const failure = await store.batch([{ type: "put", key: "k!during", value: big }], true).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(failure instanceof StoreWriteError);
   assert.equal(failure.message, `no space left on the disk holding ${db}`);
   assert.equal(failure.diskFull, true);

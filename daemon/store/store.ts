@@ -234,7 +234,10 @@ export class Store {
   async deletePrefix(prefix: string): Promise<void> {
     const found = await this.keysOf(prefix);
     for (let i = 0; i < found.length; i += 1000) {
-      await this.batch(found.slice(i, i + 1000).map((key) => ({ type: "del" as const, key })), false);
+      await this.batch(
+        found.slice(i, i + 1000).map((key) => ({ type: "del" as const, key })),
+        false,
+      );
     }
   }
 

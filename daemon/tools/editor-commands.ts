@@ -12,12 +12,7 @@ const OUTPUT_LIMIT = 64 * 1024;
 /** For the requests an editor answers at once (all but wait_for_exit). */
 export const EDITOR_TERMINAL_TIMEOUT_MS = 30_000;
 
-export function routedCommands(
-  sessionId: string,
-  pick: EditorPicker,
-  local: CommandRunner,
-  timeoutMs = EDITOR_TERMINAL_TIMEOUT_MS,
-): CommandRunner {
+export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner, timeoutMs = EDITOR_TERMINAL_TIMEOUT_MS): CommandRunner {
   return {
     async run(command, opts) {
       const editor = pick("terminal");

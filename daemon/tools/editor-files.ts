@@ -10,13 +10,7 @@ import type { EditorPicker, FileAccess, TextEncodingName } from "./types.js";
 /** Generous: an editor answers from its buffers at once; a minute means it is stuck. */
 export const EDITOR_FS_TIMEOUT_MS = 60_000;
 
-export function routedFiles(
-  sessionId: string,
-  pick: EditorPicker,
-  local: FileAccess,
-  signal: AbortSignal,
-  timeoutMs = EDITOR_FS_TIMEOUT_MS,
-): FileAccess {
+export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAccess, signal: AbortSignal, timeoutMs = EDITOR_FS_TIMEOUT_MS): FileAccess {
   return {
     async read(path) {
       let disk: { text: string; encoding: TextEncodingName } | undefined;

@@ -99,7 +99,12 @@ test("wait_for_exit lasts as long as the command may, is then withdrawn, and the
   assert.equal(e.calls[1]!.signal!.aborted, true);
 
   const cancel = new AbortController();
-  const e2 = editor({ "terminal/create": { terminalId: "t2" }, "terminal/kill": {}, "terminal/output": { output: "", truncated: false }, "terminal/release": {} });
+  const e2 = editor({
+    "terminal/create": { terminalId: "t2" },
+    "terminal/kill": {},
+    "terminal/output": { output: "", truncated: false },
+    "terminal/release": {},
+  });
   const pending = routedCommands("s1", () => e2.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal });
   await e2.asked("terminal/wait_for_exit");
   cancel.abort();

@@ -16,12 +16,7 @@ export class EditorTimeoutError extends Error {
   }
 }
 
-export async function askEditor(
-  editor: EditorPort,
-  method: string,
-  params: unknown,
-  opts: { timeoutMs?: number; signal?: AbortSignal },
-): Promise<unknown> {
+export async function askEditor(editor: EditorPort, method: string, params: unknown, opts: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown> {
   const withdraw = new AbortController();
   const follow = (): void => withdraw.abort(opts.signal?.reason);
   if (opts.signal?.aborted) follow();

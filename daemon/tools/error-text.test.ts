@@ -4,7 +4,10 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import { errorText } from "./error-text.js";
 
 test("an editor's error data reaches the text: details, message, or the data itself", () => {
-  assert.equal(errorText(new RpcError(-32603, "Internal error", { details: "Permission denied for fs/write_text_file" })), "Internal error: Permission denied for fs/write_text_file");
+  assert.equal(
+    errorText(new RpcError(-32603, "Internal error", { details: "Permission denied for fs/write_text_file" })),
+    "Internal error: Permission denied for fs/write_text_file",
+  );
   assert.equal(errorText(new RpcError(-32603, "Internal error", { message: "disk is read-only" })), "Internal error: disk is read-only");
   assert.equal(errorText(new RpcError(-32002, "Resource not found", { uri: "file:///x" })), 'Resource not found: {"uri":"file:///x"}');
   assert.equal(errorText(new RpcError(-32603, "no such file: a.txt", { details: "no such file" })), "no such file: a.txt", "nothing said twice");

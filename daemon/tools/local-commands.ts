@@ -18,7 +18,10 @@ export class BoundedOutput {
   private tailLen = 0;
   private total = 0;
 
-  constructor(private readonly headMax = HEAD_BYTES, private readonly tailMax = TAIL_BYTES) {}
+  constructor(
+    private readonly headMax = HEAD_BYTES,
+    private readonly tailMax = TAIL_BYTES,
+  ) {}
 
   push(chunk: Buffer): void {
     this.total += chunk.length;
@@ -84,12 +87,13 @@ export function localCommands(env: Record<string, string | undefined>): CommandR
           cancelled = true;
           stop();
         };
-        const timer = timeoutMs > 0 && Number.isFinite(timeoutMs)
-          ? setTimeout(() => {
-              timedOut = true;
-              stop();
-            }, timeoutMs)
-          : undefined;
+        const timer =
+          timeoutMs > 0 && Number.isFinite(timeoutMs)
+            ? setTimeout(() => {
+                timedOut = true;
+                stop();
+              }, timeoutMs)
+            : undefined;
         signal.addEventListener("abort", onAbort, { once: true });
 
         const cleanup = () => {

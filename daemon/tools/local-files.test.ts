@@ -85,7 +85,10 @@ test("a write keeps the file's mode, leaves no temporary file, and a new file ge
   await files.write(fresh, "new");
   writeFileSync(join(dir, "reference.txt"), "new");
   assert.equal(statSync(fresh).mode & 0o7777, statSync(join(dir, "reference.txt")).mode & 0o7777);
-  assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith(".tmp")), []);
+  assert.deepEqual(
+    readdirSync(dir).filter((n) => n.endsWith(".tmp")),
+    [],
+  );
 });
 
 test("a failed write leaves the old file whole and no temporary file behind", async () => {

@@ -94,10 +94,16 @@ test("the always options are named from the scope they store", async () => {
       .map((o) => o.name);
   assert.deepEqual(await names("npm test -- --watch"), ["Always allow `npm test …` in this session", "Always reject `npm test …` in this session"]);
   assert.deepEqual(await names("rm -f a.log"), ["Always allow `rm -f a.log` in this session", "Always reject `rm -f a.log` in this session"]);
-  assert.deepEqual(await names("echo hi && touch marker"), ["Always allow `echo hi && touch marker` in this session", "Always reject `echo hi && touch marker` in this session"]);
+  assert.deepEqual(await names("echo hi && touch marker"), [
+    "Always allow `echo hi && touch marker` in this session",
+    "Always reject `echo hi && touch marker` in this session",
+  ]);
   assert.equal((await names(`cat <<'EOF'\n${"x".repeat(10)}\nEOF`))[0], "Always allow this exact command in this session");
   const options = permissionOptions({ kind: "mcp", tool: "mcp__calc__peek", server: "calc", name: "peek" });
-  assert.deepEqual(options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+  assert.deepEqual(
+    options.map((o) => o.kind),
+    ["allow_once", "allow_always", "reject_once", "reject_always"],
+  );
   assert.equal(options[1]!.name, "Always allow `peek` of MCP server `calc` in this session");
 });
 
@@ -172,7 +178,14 @@ test("substitutions and expansions are covered only by the exact text", async ()
 test("quoting: quoted operators are words, not commands; words compare after quote removal", async () => {
   const m = new ApprovalMemory();
   await answer(m, "git status");
-  await expectAll(m, "allow", ["git status '; rm -rf ~'", 'git status "&& rm -rf ~"', "git status \\; rm -rf x", "git st\\atus", "git 'status'", 'git "status" --short']);
+  await expectAll(m, "allow", [
+    "git status '; rm -rf ~'",
+    'git status "&& rm -rf ~"',
+    "git status \\; rm -rf x",
+    "git st\\atus",
+    "git 'status'",
+    'git "status" --short',
+  ]);
   await expectAll(m, undefined, ["git status ; rm -rf ~", "git status && rm -rf ~", "git 'status;' x", "git stat'us x'", "git status\rrm -rf x"]);
 });
 
@@ -183,7 +196,14 @@ test("destructive programs are granted only as the exact command, and no prefix 
     assert.equal(scope.kind, "exact", c);
   }
   await expectAll(m, "allow", ["rm -f a.log", "rm -f a.log && git push origin main", "  rm -f a.log"]);
-  await expectAll(m, undefined, ["rm -rf dir", "rm -f a.log b.log", "rm -f a.log && rm -rf ~", "git push origin main --force", "sudo ls /root", "chmod -R 777 /"]);
+  await expectAll(m, undefined, [
+    "rm -rf dir",
+    "rm -f a.log b.log",
+    "rm -f a.log && rm -rf ~",
+    "git push origin main --force",
+    "sudo ls /root",
+    "chmod -R 777 /",
+  ]);
 
   // A prefix whose words match a destructive command does not cover it.
   await answer(m, "git stash");
@@ -201,19 +221,84 @@ test("destructive programs are granted only as the exact command, and no prefix 
 test("the destructive list and the runners of other code", () => {
   const words = (c: string) => c.split(" ");
   for (const c of [
-    "rm x", "/bin/rm -f x", "rmdir d", "shred f", "dd if=a of=b", "mkfs.ext4 /dev/sda", "truncate -s0 f", "mv a b", "cp a b", "ln -sf a b",
-    "chmod 600 f", "chown me f", "kill 1", "pkill node", "sudo ls", "doas ls",
-    "git push", "git reset --hard", "git clean -fdx", "git checkout -- f", "git checkout .", "git restore f", "git rm f", "git rebase main",
-    "git -c core.sshCommand=x push --force", "git -C dir push", "git --git-dir x reset", "git config core.pager x", "git stash drop", "git branch -D x",
-    "git tag -d v1", "git switch -f main", "git worktree remove w", "git bisect run make",
-    "find . -delete", "find . -name x -exec rm {} ;", "npm publish", "pnpm unpublish x", "docker rm c", "docker system prune", "kubectl delete pod x", "terraform destroy",
+    "rm x",
+    "/bin/rm -f x",
+    "rmdir d",
+    "shred f",
+    "dd if=a of=b",
+    "mkfs.ext4 /dev/sda",
+    "truncate -s0 f",
+    "mv a b",
+    "cp a b",
+    "ln -sf a b",
+    "chmod 600 f",
+    "chown me f",
+    "kill 1",
+    "pkill node",
+    "sudo ls",
+    "doas ls",
+    "git push",
+    "git reset --hard",
+    "git clean -fdx",
+    "git checkout -- f",
+    "git checkout .",
+    "git restore f",
+    "git rm f",
+    "git rebase main",
+    "git -c core.sshCommand=x push --force",
+    "git -C dir push",
+    "git --git-dir x reset",
+    "git config core.pager x",
+    "git stash drop",
+    "git branch -D x",
+    "git tag -d v1",
+    "git switch -f main",
+    "git worktree remove w",
+    "git bisect run make",
+    "find . -delete",
+    "find . -name x -exec rm {} ;",
+    "npm publish",
+    "pnpm unpublish x",
+    "docker rm c",
+    "docker system prune",
+    "kubectl delete pod x",
+    "terraform destroy",
   ]) {
     assert.equal(isDestructive(words(c)), true, c);
   }
-  for (const c of ["ls -la", "git status", "git log -p", "git diff", "git stash list", "git branch -a", "git -C dir status", "git --version", "npm test", "find . -name x", "docker ps", "echo rm", "cat rm"]) {
+  for (const c of [
+    "ls -la",
+    "git status",
+    "git log -p",
+    "git diff",
+    "git stash list",
+    "git branch -a",
+    "git -C dir status",
+    "git --version",
+    "npm test",
+    "find . -name x",
+    "docker ps",
+    "echo rm",
+    "cat rm",
+  ]) {
     assert.equal(isDestructive(words(c)), false, c);
   }
-  for (const c of ["sh -c x", "bash", "/bin/zsh", "env A=1 x", "xargs rm", "python3 x.py", "/usr/bin/python3.12", "node -e x", "perl -e x", "eval x", "exec x", "timeout 5 x", "nohup x", "ssh host"]) {
+  for (const c of [
+    "sh -c x",
+    "bash",
+    "/bin/zsh",
+    "env A=1 x",
+    "xargs rm",
+    "python3 x.py",
+    "/usr/bin/python3.12",
+    "node -e x",
+    "perl -e x",
+    "eval x",
+    "exec x",
+    "timeout 5 x",
+    "nohup x",
+    "ssh host",
+  ]) {
     assert.equal(runsOtherCode(words(c)), true, c);
   }
   for (const c of ["npm test", "git status", "make", "pythonic", "nodemon"]) assert.equal(runsOtherCode(words(c)), false, c);

@@ -49,7 +49,14 @@ function describeAccess(access: Access): string {
   }
 }
 
-async function decide(host: RunnerHost, name: string, call: PreparedCall, toolCallId: string, rawInput: unknown, signal: AbortSignal): Promise<string | undefined> {
+async function decide(
+  host: RunnerHost,
+  name: string,
+  call: PreparedCall,
+  toolCallId: string,
+  rawInput: unknown,
+  signal: AbortSignal,
+): Promise<string | undefined> {
   const changes = call.access.type === "write" || call.access.type === "execute" || (call.access.type === "mcp" && !call.access.readOnly);
   if (host.mode() === "plan" && changes) {
     return `Plan mode: you may not ${describeAccess(call.access)} yet. Finish the plan (todo_write), then call exit_plan_mode; once the user approves, edits and commands are allowed.`;
@@ -57,7 +64,8 @@ async function decide(host: RunnerHost, name: string, call: PreparedCall, toolCa
   if (!needsApproval(host.preset(), call.access, host.roots)) return undefined;
   const { remembered, scope } = await host.memory.judge(name, call.access);
   if (remembered === "allow") return undefined;
-  if (remembered === "reject") return `The user has refused to let you ${describeAccess(call.access)} in this session. Do not retry it; ask the user or choose another approach.`;
+  if (remembered === "reject")
+    return `The user has refused to let you ${describeAccess(call.access)} in this session. Do not retry it; ask the user or choose another approach.`;
   const outcome = await host.askPermission(
     { toolCallId, title: call.title, kind: call.kind, status: "pending", locations: call.locations, rawInput: rawInput as Record<string, unknown> },
     permissionOptions(scope),
@@ -72,9 +80,7 @@ async function decide(host: RunnerHost, name: string, call: PreparedCall, toolCa
     if (outcome.optionId === "reject_always" && scope) host.memory.remember(scope, "reject");
     return `The user rejected the request to ${describeAccess(call.access)}. Do not retry it unchanged; ask the user or choose another approach.`;
   }
-  return signal.aborted
-    ? "Cancelled by the user."
-    : `No answer to the permission request to ${describeAccess(call.access)}; it was not done.`;
+  return signal.aborted ? "Cancelled by the user." : `No answer to the permission request to ${describeAccess(call.access)}; it was not done.`;
 }
 
 export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal: AbortSignal): Promise<string> {
@@ -90,7 +96,15 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
   }
   if (!tool || !prepared?.ok) {
     const error = !tool ? `there is no tool named "${req.name}"` : prepared && !prepared.ok ? prepared.error : "bad arguments";
-    host.emit({ sessionUpdate: "tool_call", toolCallId, title: req.name, kind: tool?.kind ?? "other", status: "failed", rawInput: { arguments: req.arguments }, content: [text(`Error: ${error}`)] });
+    host.emit({
+      sessionUpdate: "tool_call",
+      toolCallId,
+      title: req.name,
+      kind: tool?.kind ?? "other",
+      status: "failed",
+      rawInput: { arguments: req.arguments },
+      content: [text(`Error: ${error}`)],
+    });
     return `Tool error: ${error}`;
   }
   const call = prepared.call;

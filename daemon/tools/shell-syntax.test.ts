@@ -16,8 +16,14 @@ async function opaque(command: string): Promise<string> {
 
 test("lists, pipelines, groups and negation split into the simple commands that run", async () => {
   const p = await parts("a 1 && b || c; d & e | f |& g\n(h; { i; }) | ! j");
-  assert.deepEqual(p.map((x) => x.text), ["a 1", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
-  assert.deepEqual(p.map((x) => x.piped), [false, false, false, false, false, true, true, false, false, true]);
+  assert.deepEqual(
+    p.map((x) => x.text),
+    ["a 1", "b", "c", "d", "e", "f", "g", "h", "i", "j"],
+  );
+  assert.deepEqual(
+    p.map((x) => x.piped),
+    [false, false, false, false, false, true, true, false, false, true],
+  );
   assert.deepEqual(p[0]!.argv, ["a", "1"]);
 });
 
@@ -42,7 +48,10 @@ test("redirections: /dev/null and descriptor duplication touch no file; anything
   // A redirected group, and the grammar's reading of `a && b > f` (the shell gives `> f` to b alone), are not split.
   assert.match(await opaque("(a; b) > f"), /group/);
   assert.match(await opaque("a && b > f"), /group/);
-  assert.deepEqual((await parts("(a; b) 2>&1")).map((x) => x.text), ["a", "b"]);
+  assert.deepEqual(
+    (await parts("(a; b) 2>&1")).map((x) => x.text),
+    ["a", "b"],
+  );
   // The grammar puts words after a redirection target into the redirection: not trusted.
   assert.match(await opaque("echo >f rm -rf x"), /words after a redirection/);
 });
@@ -56,10 +65,34 @@ test("variable assignments are marked; a bare assignment or export is opaque", a
 });
 
 test("anything that expands when run, control flow and parse errors are opaque", async () => {
-  for (const c of ["a $(b)", "a `b`", 'a "$(b)"', "a $X", 'a "${X}"', "a $((1+2))", "a <(b)", "a >(b)", "a {1..3}", "a $'\\n'", "cat <<EOF\n$(id)\nEOF", "X=$(id) a"]) {
+  for (const c of [
+    "a $(b)",
+    "a `b`",
+    'a "$(b)"',
+    "a $X",
+    'a "${X}"',
+    "a $((1+2))",
+    "a <(b)",
+    "a >(b)",
+    "a {1..3}",
+    "a $'\\n'",
+    "cat <<EOF\n$(id)\nEOF",
+    "X=$(id) a",
+  ]) {
     assert.equal(await opaque(c), "substitution or expansion", c);
   }
-  for (const c of ["if a; then b; fi", "for i in 1; do a; done", "while a; do b; done", "case x in y) a;; esac", "f() { a; }", "[[ -f x ]] && a", "[ -f x ] && a", "a=(1 2) b", 'a $"x"']) await opaque(c);
+  for (const c of [
+    "if a; then b; fi",
+    "for i in 1; do a; done",
+    "while a; do b; done",
+    "case x in y) a;; esac",
+    "f() { a; }",
+    "[[ -f x ]] && a",
+    "[ -f x ] && a",
+    "a=(1 2) b",
+    'a $"x"',
+  ])
+    await opaque(c);
   for (const c of ['echo "unterminated', "a &&", "a; ; b", "(a", "cat <<EOF\nno end", "a |"]) assert.equal(await opaque(c), "does not parse", c);
   assert.match(await opaque("a\rb"), /control characters/);
   assert.match(await opaque("a\u00a0b"), /unusual spaces/);

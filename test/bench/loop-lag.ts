@@ -71,7 +71,9 @@ export async function loopLagBench(): Promise<{ rows: Row[]; detail: string }> {
     const measure = async (withGrep: boolean): Promise<Window & { grepSeconds?: number }> => {
       await scrape(socketPath); // starts (or resets) the daemon's histogram
       const started = process.hrtime.bigint();
-      const streams = windows.slice(0, STREAMERS).map((w, i) => w.request("session/prompt", { sessionId: sessions[i], prompt: [{ type: "text", text: "talk" }] }));
+      const streams = windows
+        .slice(0, STREAMERS)
+        .map((w, i) => w.request("session/prompt", { sessionId: sessions[i], prompt: [{ type: "text", text: "talk" }] }));
       let grepSeconds: number | undefined;
       if (withGrep) {
         const g = process.hrtime.bigint();

@@ -10,10 +10,7 @@ import { loopLagBench } from "./loop-lag.js";
 import { table } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
-const rows = [
-  ...(await startupBench(quick ? { cold: 3, warm: 5 } : { cold: 10, warm: 30 })),
-  ...(await sessionsBench({ loads: quick ? 3 : 10 })),
-];
+const rows = [...(await startupBench(quick ? { cold: 3, warm: 5 } : { cold: 10, warm: 30 })), ...(await sessionsBench({ loads: quick ? 3 : 10 }))];
 const prefix = await prefixBench();
 rows.push(...prefix.rows);
 const lag = await loopLagBench();

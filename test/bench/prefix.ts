@@ -39,7 +39,8 @@ export async function prefixBench(): Promise<{ rows: Row[]; detail: string }> {
   model.respond = (req) => {
     n++;
     const last = req.body.messages.at(-1);
-    if (last.role !== "tool" && n % 2 === 1) return { content: ["Checking."], toolCalls: [{ name: "read_file", arguments: { path: "app.ts", limit: 10 } }], chunkDelayMs: 20 };
+    if (last.role !== "tool" && n % 2 === 1)
+      return { content: ["Checking."], toolCalls: [{ name: "read_file", arguments: { path: "app.ts", limit: 10 } }], chunkDelayMs: 20 };
     return { content: [`Answer ${n}: `, "the value is 42."], chunkDelayMs: 20 };
   };
   try {

@@ -40,7 +40,9 @@ export class RawClient {
       if (msg.method) {
         // Agent requests: allow everything, as a trusting editor would.
         const option = msg.params?.options?.[0]?.optionId;
-        this.child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { outcome: option ? { outcome: "selected", optionId: option } : { outcome: "cancelled" } } })}\n`);
+        this.child.stdin!.write(
+          `${JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { outcome: option ? { outcome: "selected", optionId: option } : { outcome: "cancelled" } } })}\n`,
+        );
         continue;
       }
       const w = this.waiting.get(msg.id);

@@ -27,19 +27,23 @@ test("10,000 pipelined requests with session/new mixed in: every one answered, m
   let peak = before;
   const answered = new Set<string>();
   let cursor = from;
-  await within(120_000, "answers to the burst", (async () => {
-    while (answered.size < total) {
-      for (; cursor < agent.messages.length; cursor++) {
-        const m = agent.messages[cursor];
-        if (typeof m?.id === "string" && m.id.startsWith("b") && m.method === undefined) {
-          assert.equal(m.error, undefined, JSON.stringify(m.error));
-          answered.add(m.id);
+  await within(
+    120_000,
+    "answers to the burst",
+    (async () => {
+      while (answered.size < total) {
+        for (; cursor < agent.messages.length; cursor++) {
+          const m = agent.messages[cursor];
+          if (typeof m?.id === "string" && m.id.startsWith("b") && m.method === undefined) {
+            assert.equal(m.error, undefined, JSON.stringify(m.error));
+            answered.add(m.id);
+          }
         }
+        peak = Math.max(peak, rssMiB(pid));
+        await agent.waitForLine(() => true, 5_000, cursor).catch(() => undefined);
       }
-      peak = Math.max(peak, rssMiB(pid));
-      await agent.waitForLine(() => true, 5_000, cursor).catch(() => undefined);
-    }
-  })());
+    })(),
+  );
   assert.equal(answered.size, total, "every request answered");
   const live = (await daemonStatus(home.dir)).sessions.live;
   assert.equal(live, total / 10);

@@ -120,7 +120,8 @@ test("ACP-CONFIG-001/002: every config option's currentValue is one of its optio
   const { agent, workdir } = await world(t);
   await agent.initialize();
   const { sessionId, configOptions } = await agent.newSession(workdir);
-  const values = (o: { options: Array<{ value?: string; options?: Array<{ value: string }> }> }) => o.options.flatMap((x) => (x.options ? x.options.map((y) => y.value) : [x.value]));
+  const values = (o: { options: Array<{ value?: string; options?: Array<{ value: string }> }> }) =>
+    o.options.flatMap((x) => (x.options ? x.options.map((y) => y.value) : [x.value]));
   for (const option of configOptions) {
     assert.equal(option.type, "select", "no boolean options: the client did not offer them (CONFIG-003)");
     assert.ok(values(option).includes(option.currentValue), option.id);
@@ -128,7 +129,10 @@ test("ACP-CONFIG-001/002: every config option's currentValue is one of its optio
   const effort = configOptions.find((o: { id: string }) => o.id === "effort");
   const next = values(effort).find((v: string | undefined) => v !== effort.currentValue);
   const answer = await agent.rpc.request("session/set_config_option", { sessionId, configId: "effort", value: next });
-  assert.deepEqual(answer.configOptions.map((o: { id: string }) => o.id), configOptions.map((o: { id: string }) => o.id));
+  assert.deepEqual(
+    answer.configOptions.map((o: { id: string }) => o.id),
+    configOptions.map((o: { id: string }) => o.id),
+  );
   assert.equal(answer.configOptions.find((o: { id: string }) => o.id === "effort").currentValue, next);
 });
 

@@ -104,7 +104,13 @@ test("JSONRPC-001..005: ids echoed, -32601, -32700 with null id, notifications u
   agent.writeRaw('{"jsonrpc":"2.0","method":"_x/notice","params":{}}\n');
   const after = await agent.rawRequest({ id: "last", method: "session/list", params: {} });
   assert.ok(after.result);
-  assert.deepEqual(agent.messages.slice(from).filter((m) => !("method" in m)).map((m) => m.id), [null, "last"]);
+  assert.deepEqual(
+    agent.messages
+      .slice(from)
+      .filter((m) => !("method" in m))
+      .map((m) => m.id),
+    [null, "last"],
+  );
 });
 
 test("ERROR-001: error responses carry an integer code and a one-line message", async (t) => {
@@ -126,14 +132,14 @@ test("EXT-001 / META-001: unknown _ requests get -32601; _meta in params is acce
 
 test("CLIENTCAP-001..003: without fs or terminal capabilities the agent never calls them", async (t) => {
   const { agent, model, workdir } = await world(t);
-  model.enqueue(
-    { toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }] },
-    { content: ["done"] },
-  );
+  model.enqueue({ toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }] }, { content: ["done"] });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await agent.prompt(sessionId, "read a.txt");
-  assert.deepEqual(agent.agentRequests.filter((r) => /^(fs|terminal|elicitation)\//.test(r.method)), []);
+  assert.deepEqual(
+    agent.agentRequests.filter((r) => /^(fs|terminal|elicitation)\//.test(r.method)),
+    [],
+  );
 });
 
 test("SHUTDOWN-001 / TRANSPORT-002: the process exits when stdin closes", async (t) => {

@@ -5,13 +5,17 @@ import { join } from "node:path";
 import { stopDaemon } from "../support/harness.js";
 import { world } from "./fixture.js";
 
-const option = (list: Array<{ id: string }>, id: string) => list.find((o) => o.id === id) as { id: string; currentValue: string; options: Array<{ value: string }>; category: string };
+const option = (list: Array<{ id: string }>, id: string) =>
+  list.find((o) => o.id === id) as { id: string; currentValue: string; options: Array<{ value: string }>; category: string };
 
 test("plan mode blocks a write until the user approves the plan; approval returns the session to normal", async (t) => {
   const { agent, model, workdir } = await world(t);
   await agent.initialize();
   const s = await agent.newSession(workdir);
-  assert.deepEqual(s.modes.availableModes.map((m: { id: string }) => m.id), ["normal", "plan", "goal"]);
+  assert.deepEqual(
+    s.modes.availableModes.map((m: { id: string }) => m.id),
+    ["normal", "plan", "goal"],
+  );
   assert.equal(option(s.configOptions, "mode").category, "mode");
   await agent.rpc.request("session/set_mode", { sessionId: s.sessionId, modeId: "plan" });
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "current_mode_update" && u.update.currentModeId === "plan");
@@ -110,7 +114,13 @@ test("model and effort changes reach the next request and keep the history; unkn
   assert.deepEqual(model.requests[2]!.body.thinking, { type: "disabled" });
   assert.equal(model.requests[2]!.body.reasoning_effort, undefined);
 
-  for (const [configId, value] of [["nope", "x"], ["model", "no/such-model"], ["effort", "extreme"], ["tool_approval", "sometimes"], ["mode", "turbo"]]) {
+  for (const [configId, value] of [
+    ["nope", "x"],
+    ["model", "no/such-model"],
+    ["effort", "extreme"],
+    ["tool_approval", "sometimes"],
+    ["mode", "turbo"],
+  ]) {
     const bad = await agent.rawRequest({ id: `bad-${configId}`, method: "session/set_config_option", params: { sessionId, configId, value } });
     assert.equal(bad.error?.code, -32602, `${configId}=${value}`);
   }
@@ -157,13 +167,20 @@ test("legacy selectors are a no-op with a deprecatedNotice and are never listed;
 test("custom commands from .reasonix/commands are listed with description and hint and expand to the model", async (t) => {
   const { agent, model, workdir } = await world(t);
   mkdirSync(join(workdir, ".reasonix", "commands", "git"), { recursive: true });
-  writeFileSync(join(workdir, ".reasonix", "commands", "git", "commit.md"), "---\ndescription: Commit the staged work\nargument-hint: <message>\n---\nWrite a commit for: $ARGUMENTS (first word: $1)\n");
+  writeFileSync(
+    join(workdir, ".reasonix", "commands", "git", "commit.md"),
+    "---\ndescription: Commit the staged work\nargument-hint: <message>\n---\nWrite a commit for: $ARGUMENTS (first word: $1)\n",
+  );
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   const menu = await agent.waitForUpdate((u) => u.update.sessionUpdate === "available_commands_update");
   const commit = menu.update.availableCommands.find((c: { name: string }) => c.name === "git:commit");
   assert.deepEqual(commit, { name: "git:commit", description: "Commit the staged work", input: { hint: "<message>" } });
-  for (const name of ["help", "status", "model", "mcp", "sessions"]) assert.ok(menu.update.availableCommands.some((c: { name: string }) => c.name === name), name);
+  for (const name of ["help", "status", "model", "mcp", "sessions"])
+    assert.ok(
+      menu.update.availableCommands.some((c: { name: string }) => c.name === name),
+      name,
+    );
 
   await agent.prompt(sessionId, "/git:commit fix the parser");
   assert.equal(model.requests[0]!.body.messages.at(-1).content, "Write a commit for: fix the parser (first word: fix)");
@@ -187,20 +204,34 @@ test("/help, /status and /model answer locally: no model request, the answer is 
   assert.match(agent.textOf(sessionId), /\/status/);
   await agent.prompt(sessionId, "/status");
   const status = agent.textOf(sessionId);
-  for (const what of ["Model: deepseek/deepseek-v4-flash", "Mode: normal", "Permissions: workspace-write", "Usage so far", "MCP servers: none", "Inbox: 0 queued"]) assert.ok(status.includes(what), what);
+  for (const what of [
+    "Model: deepseek/deepseek-v4-flash",
+    "Mode: normal",
+    "Permissions: workspace-write",
+    "Usage so far",
+    "MCP servers: none",
+    "Inbox: 0 queued",
+  ])
+    assert.ok(status.includes(what), what);
   await agent.prompt(sessionId, "/model deepseek/deepseek-v4-pro");
   assert.equal(model.requests.length, 0);
   model.enqueue({ content: ["pro answers"] });
   await agent.prompt(sessionId, "hello");
   assert.equal(model.requests[0]!.body.model, "deepseek-v4-pro");
   // The model never saw the local commands.
-  assert.deepEqual(model.requests[0]!.body.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content), ["hello"]);
+  assert.deepEqual(
+    model.requests[0]!.body.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content),
+    ["hello"],
+  );
 
   const other = spawn();
   await other.initialize();
   const answer = await other.rawRequest({ id: "load", method: "session/load", params: { sessionId, cwd: workdir, mcpServers: [] } });
   assert.ok(answer.result);
-  const replayed = other.updatesFor(sessionId).filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text);
+  const replayed = other
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "user_message_chunk")
+    .map((u) => u.content.text);
   assert.deepEqual(replayed, ["/help", "/status", "/model deepseek/deepseek-v4-pro", "hello"]);
 });
 

@@ -77,13 +77,23 @@ test("kill -9 of the daemon during a prompt: the pending prompt gets an error na
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
   const pid = await waitForDaemonPid(home.dir);
   process.kill(pid, "SIGKILL");
-  const err = await within(5000, "error for the pending prompt", pending.then(() => undefined, (e: unknown) => e as { code: number; message: string; data?: { logPath?: string } }));
+  const err = await within(
+    5000,
+    "error for the pending prompt",
+    pending.then(
+      () => undefined,
+      (e: unknown) => e as { code: number; message: string; data?: { logPath?: string } },
+    ),
+  );
   assert.ok(err, "the prompt must fail, not succeed");
   assert.equal(err.code, -32001);
   assert.match(err.message, /daemon\.log/);
   assert.equal(err.data?.logPath, join(home.dir, "logs", "daemon.log"));
   // A request sent while the shim waits for a daemon to come back is answered before it exits.
-  const late = await agent.newSession(workdir).then(() => undefined, (e: { code: number }) => e);
+  const late = await agent.newSession(workdir).then(
+    () => undefined,
+    (e: { code: number }) => e,
+  );
   assert.equal(late?.code, -32001);
   const exit = await within(5000, "shim exit", agent.exited);
   assert.notEqual(exit.code, 0);
@@ -142,7 +152,10 @@ test("a daemon that comes back within seconds (a supervisor restarted it): the s
   const { sessionId } = await agent.newSession(workdir);
   model.enqueue({ content: ["partial "], hang: true });
   const pending = agent.prompt(sessionId, "interrupted prompt");
-  const failed = pending.then(() => undefined, (e: { code: number }) => e);
+  const failed = pending.then(
+    () => undefined,
+    (e: { code: number }) => e,
+  );
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
   const old = await waitForDaemonPid(home.dir);
   process.kill(old, "SIGKILL");
@@ -164,7 +177,10 @@ test("a daemon that comes back within seconds (a supervisor restarted it): the s
   };
   agent.onPermission = (p) => ({ outcome: { outcome: "selected", optionId: p.options[0].optionId } });
   assert.equal((await agent.prompt(sessionId, "after the restart")).stopReason, "end_turn");
-  assert.ok(agent.agentRequests.some((r) => r.method === "terminal/create"), "the replayed initialize restored the terminal capability");
+  assert.ok(
+    agent.agentRequests.some((r) => r.method === "terminal/create"),
+    "the replayed initialize restored the terminal capability",
+  );
   const requests = model.requests.map((r) => r.body.messages.at(-1));
   assert.equal(requests.filter((m: { content?: string }) => m.content === "interrupted prompt").length, 1, "the lost prompt was not re-sent");
 });

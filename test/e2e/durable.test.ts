@@ -13,7 +13,10 @@ async function load(agent: Agent, sessionId: string, cwd: string) {
   const answer = await agent.rawRequest({ id: `load-${sessionId}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } });
   assert.ok(answer.result, JSON.stringify(answer.error));
   const at = agent.messages.indexOf(answer);
-  const replay = agent.messages.slice(fromMsg, at).filter((m) => m.method === "session/update").map((m) => m.params.update);
+  const replay = agent.messages
+    .slice(fromMsg, at)
+    .filter((m) => m.method === "session/update")
+    .map((m) => m.params.update);
   return { answer, replay, at };
 }
 
@@ -54,7 +57,10 @@ test("after the editor closes, session/load replays the same updates in the same
   assert.ok(replay.some((u) => u.sessionUpdate === "tool_call") && replay.some((u) => u.sessionUpdate === "plan"));
   // Nothing of the loaded session follows the answer until something new happens.
   await second.rpc.request("session/list", {});
-  assert.deepEqual(second.messages.slice(at + 1).filter((m) => m.method === "session/update"), []);
+  assert.deepEqual(
+    second.messages.slice(at + 1).filter((m) => m.method === "session/update"),
+    [],
+  );
   assert.equal(model.requests.length, 3, "load never re-runs the model");
   assert.equal(readFileSync(join(workdir, "out.txt"), "utf8"), "data\n");
 });
@@ -80,7 +86,10 @@ test("SIGKILL of the shim mid-stream: the turn completes in the daemon and a new
   const second = spawn();
   await second.initialize();
   const { replay } = await load(second, sessionId, workdir);
-  const text = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
+  const text = replay
+    .filter((u) => u.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.content.text)
+    .join("");
   assert.equal(text, words.join(""));
 });
 
@@ -147,7 +156,12 @@ test("a permission question whose window is killed is asked again on the other w
 
 test("a window that stops reading does not hold up the other; the daemon drops it and its memory stays bounded", async (t) => {
   // The backlog limit is lowered so a modest flood shows the mechanism; the default is 64 MiB.
-  const { agent: a, model, workdir, home } = await world(t, {
+  const {
+    agent: a,
+    model,
+    workdir,
+    home,
+  } = await world(t, {
     connector: "process",
     prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ windowBacklogBytes: 5 * 1024 * 1024 })),
   });
@@ -205,7 +219,10 @@ test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load repla
   assert.notEqual(fresh, old);
   const { replay } = await load(next, sessionId, workdir);
   assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "acknowledged prompt" } });
-  const text = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
+  const text = replay
+    .filter((u) => u.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.content.text)
+    .join("");
   assert.match(text, /^before the crash /);
   assert.match(text, /\[interrupted\]/);
   assert.equal(model.requests.length, 1, "nothing was re-run");
@@ -285,7 +302,10 @@ test("a prompt sent during a running turn waits and runs next; titles come from 
   const second = agent.prompt(sessionId, "then this");
   assert.equal((await first).stopReason, "end_turn");
   assert.equal((await second).stopReason, "end_turn");
-  const texts = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text);
+  const texts = agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.content.text);
   assert.deepEqual(texts, ["one ", "two ", "three", "second answer"]);
   assert.equal(model.requests[1]!.body.messages.at(-1).content, "then this");
   const info = agent.updatesFor(sessionId).find((u) => u.sessionUpdate === "session_info_update");

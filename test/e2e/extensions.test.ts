@@ -92,7 +92,10 @@ test("inbox: idempotent enqueue, previews only, move, update and delete of pendi
 
   const list = await agent.rpc.request(inbox.list!, { sessionId });
   assert.equal(list.paused, true);
-  assert.deepEqual(list.items.map((i: { itemId: string }) => i.itemId), [a.itemId, b.itemId, c.itemId]);
+  assert.deepEqual(
+    list.items.map((i: { itemId: string }) => i.itemId),
+    [a.itemId, b.itemId, c.itemId],
+  );
   for (const item of list.items) {
     assert.equal(item.text, undefined, "no bodies in a list");
     assert.ok(item.preview.length <= 120);
@@ -107,7 +110,10 @@ test("inbox: idempotent enqueue, previews only, move, update and delete of pendi
   await agent.rpc.request(inbox.delete!, { sessionId, itemId: a.itemId });
   const missing = await agent.rawRequest({ id: "gone", method: inbox.get, params: { sessionId, itemId: a.itemId } });
   assert.equal(missing.error.code, -32600);
-  assert.deepEqual((await agent.rpc.request(inbox.list!, { sessionId })).items.map((i: { itemId: string }) => i.itemId), [c.itemId, b.itemId]);
+  assert.deepEqual(
+    (await agent.rpc.request(inbox.list!, { sessionId })).items.map((i: { itemId: string }) => i.itemId),
+    [c.itemId, b.itemId],
+  );
   assert.equal(model.requests.length, 0, "nothing runs while paused");
 
   const huge = await agent.rawRequest({ id: "huge", method: inbox.enqueue, params: { sessionId, text: "x".repeat(4 * 1024 * 1024 + 1) } });
@@ -154,7 +160,10 @@ test("kill -9 with queued items: after restart they are listed, paused and recov
   assert.equal(list.paused, true);
   assert.equal(list.recovered, true);
   assert.equal(list.recoveredCount, 3);
-  assert.deepEqual(list.items.map((i: { preview: string }) => i.preview), ["one", "two", "three"]);
+  assert.deepEqual(
+    list.items.map((i: { preview: string }) => i.preview),
+    ["one", "two", "three"],
+  );
   // Paused means nothing is dispatched; the status says so, and no request reached the model.
   const idle = await next.rpc.request(names.status, { sessionId });
   assert.equal(idle.state, "idle");
@@ -189,7 +198,10 @@ function writePlugin(home: string, name: string, manifest: unknown): void {
 
 test("reloadExtensions during a turn is queued and applied after; a broken manifest fails and the old commands stay", async (t) => {
   const { agent, model, workdir, home } = await world(t);
-  writePlugin(home.dir, "deploy", { name: "deploy", actions: [{ name: "status", description: "Deployment status", surface: { type: "status", title: "Deploy", state: "ok", text: "All healthy" } }] });
+  writePlugin(home.dir, "deploy", {
+    name: "deploy",
+    actions: [{ name: "status", description: "Deployment status", surface: { type: "status", title: "Deploy", state: "ok", text: "All healthy" } }],
+  });
   const { reload } = await discover(agent);
   const { sessionId } = await agent.newSession(workdir);
   const menu = await agent.waitForUpdate((u) => u.update.sessionUpdate === "available_commands_update");
@@ -221,8 +233,16 @@ test("plugin surfaces: text fallback for plain clients, structured payloads for 
   writePlugin(home.dir, "deploy", {
     name: "deploy",
     actions: [
-      { name: "notes", description: "Release notes", surface: { type: "card", title: "Release $1", body: "Shipped.", fields: [{ label: "Version", value: "$1" }] } },
-      { name: "confirm", description: "Confirm", surface: { type: "form", title: "Deploy where?", fields: [{ name: "target", choices: ["staging", "production"] }] } },
+      {
+        name: "notes",
+        description: "Release notes",
+        surface: { type: "card", title: "Release $1", body: "Shipped.", fields: [{ label: "Version", value: "$1" }] },
+      },
+      {
+        name: "confirm",
+        description: "Confirm",
+        surface: { type: "form", title: "Deploy where?", fields: [{ name: "target", choices: ["staging", "production"] }] },
+      },
     ],
   });
   await discover(agent);
@@ -250,7 +270,10 @@ test("usage_update after each round; cost matches the price table to the cent; s
   const { status } = await discover(agent, { clientCapabilities: { _meta: { "reasonix.io": {} } } });
   const { sessionId } = await agent.newSession(workdir);
   model.enqueue(
-    { toolCalls: [{ name: "list_directory", arguments: {} }], usage: { prompt_tokens: 3_000_000, prompt_cache_hit_tokens: 1_000_000, prompt_cache_miss_tokens: 2_000_000, completion_tokens: 500_000 } },
+    {
+      toolCalls: [{ name: "list_directory", arguments: {} }],
+      usage: { prompt_tokens: 3_000_000, prompt_cache_hit_tokens: 1_000_000, prompt_cache_miss_tokens: 2_000_000, completion_tokens: 500_000 },
+    },
     { content: ["done"], usage: { prompt_tokens: 1_000, prompt_cache_hit_tokens: 1_000, prompt_cache_miss_tokens: 0, completion_tokens: 100 } },
   );
   await agent.prompt(sessionId, "count");
@@ -270,7 +293,17 @@ test("usage_update after each round; cost matches the price table to the cent; s
   assert.equal(cum.cacheHitTokens, 1_001_000);
   assert.equal(cum.costQuote.selected.currency, "CNY");
   assert.equal(cum.costQuote.selected.amount.toFixed(2), "3.02");
-  for (const field of ["originalTotals", "valuations", "costComplete", "displayComplete", "displayStatus", "billingMode", "aggregateMode", "rateBand", "ratedAt"]) {
+  for (const field of [
+    "originalTotals",
+    "valuations",
+    "costComplete",
+    "displayComplete",
+    "displayStatus",
+    "billingMode",
+    "aggregateMode",
+    "rateBand",
+    "ratedAt",
+  ]) {
     assert.ok(field in cum.costQuote, field);
   }
   assert.equal(cum.estimatedCost.toFixed(2), "3.02");

@@ -15,7 +15,10 @@ test("bad params and unknown things get the right codes; the connection goes on"
   assert.match(missing.error.message, /cwd/);
 
   for (const method of ["session/prompt", "session/load", "session/resume", "session/close"]) {
-    const params = method === "session/prompt" ? { sessionId: "no-such-session", prompt: [{ type: "text", text: "hi" }] } : { sessionId: "no-such-session", cwd: workdir, mcpServers: [] };
+    const params =
+      method === "session/prompt"
+        ? { sessionId: "no-such-session", prompt: [{ type: "text", text: "hi" }] }
+        : { sessionId: "no-such-session", cwd: workdir, mcpServers: [] };
     const r = await agent.rawRequest({ id: `unknown-${method}`, method, params });
     assert.equal(r.error.code, -32002, method);
     assert.equal(r.error.data.sessionId, "no-such-session", method);
@@ -60,7 +63,10 @@ test("notifications are never answered, known or unknown", async (t) => {
   const answer = await agent.rawRequest({ id: "probe", method: "session/list", params: {} });
   assert.ok(answer.result);
   const answers = agent.messages.slice(from).filter((m) => !("method" in m));
-  assert.deepEqual(answers.map((m) => m.id), ["probe"]);
+  assert.deepEqual(
+    answers.map((m) => m.id),
+    ["probe"],
+  );
 });
 
 test("a 33 MiB line gets an error answering its id; the connection stays usable", async (t) => {

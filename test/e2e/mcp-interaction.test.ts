@@ -56,7 +56,11 @@ test("a client that offers ACP elicitation answers accept, decline and cancel, a
 test("a client opted in through _reasonix.io gets _reasonix.io/mcp/request_interaction; a load replays the decision", async (t) => {
   const { agent, model, workdir, spawn } = await world(t, { clientCapabilities: { _meta: VENDOR_OPT_IN } });
   const init = await agent.initialize();
-  assert.deepEqual(init.agentCapabilities._meta["reasonix.io"].mcpInteraction, { supported: true, schemaVersion: 1, method: "_reasonix.io/mcp/request_interaction" });
+  assert.deepEqual(init.agentCapabilities._meta["reasonix.io"].mcpInteraction, {
+    supported: true,
+    schemaVersion: 1,
+    method: "_reasonix.io/mcp/request_interaction",
+  });
   const asked: any[] = [];
   agent.onClientRequest = (method, params) => {
     assert.equal(method, "_reasonix.io/mcp/request_interaction");
@@ -75,7 +79,10 @@ test("a client opted in through _reasonix.io gets _reasonix.io/mcp/request_inter
   await later.initialize();
   const from = later.messages.length;
   await later.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
-  const replayed = later.messages.slice(from).filter((m) => m.method === "session/update").map((m) => m.params.update);
+  const replayed = later.messages
+    .slice(from)
+    .filter((m) => m.method === "session/update")
+    .map((m) => m.params.update);
   const decision = replayed.find((u) => u._meta?.["reasonix.io"]?.kind === "mcp_interaction");
   assert.ok(decision, "the decision is in the replay");
   assert.equal(decision._meta["reasonix.io"].action, "accept");

@@ -18,7 +18,10 @@ test("a real MCP server from npm over stdio: its tools reach the model and run; 
   const { sessionId } = await agent.newSession(workdir, {
     mcpServers: [{ name: "fs", command: process.execPath, args: [FS_SERVER, workdir], env: [] }],
   });
-  model.enqueue({ toolCalls: [{ id: "m1", name: "mcp__fs__read_text_file", arguments: { path: join(workdir, "notes.txt") } }] }, { content: ["It says to remember the milk."] });
+  model.enqueue(
+    { toolCalls: [{ id: "m1", name: "mcp__fs__read_text_file", arguments: { path: join(workdir, "notes.txt") } }] },
+    { content: ["It says to remember the milk."] },
+  );
   assert.equal((await agent.prompt(sessionId, "what is in notes.txt?")).stopReason, "end_turn");
   const names = model.requests[0]!.body.tools.map((x: { function: { name: string } }) => x.function.name);
   assert.equal(names[0], "read_file", "built-ins come first");
@@ -30,7 +33,10 @@ test("a real MCP server from npm over stdio: its tools reach the model and run; 
   const asked = () => agent.agentRequests.filter((r) => r.method === "session/request_permission");
   assert.equal(asked().length, 1);
   assert.equal(asked()[0]!.params.toolCall.kind, "read");
-  const done = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+  const done = agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "tool_call_update")
+    .at(-1);
   assert.equal(done.status, "completed");
 
   // A tool that writes asks first too; rejected, the file stays unwritten.
@@ -72,7 +78,15 @@ test("an MCP tool the server calls read-only asks under workspace-write and read
 
   // Another tool of the same server still asks; peek still does not.
   agent.onPermission = select("reject_once");
-  model.enqueue({ toolCalls: [{ id: "a1", name: "mcp__calc__add", arguments: { a: 1, b: 2 } }, { id: "p3", name: "mcp__calc__peek", arguments: {} }] }, { content: ["no sum"] });
+  model.enqueue(
+    {
+      toolCalls: [
+        { id: "a1", name: "mcp__calc__add", arguments: { a: 1, b: 2 } },
+        { id: "p3", name: "mcp__calc__peek", arguments: {} },
+      ],
+    },
+    { content: ["no sum"] },
+  );
   await agent.prompt(sessionId, "add and peek");
   assert.equal(asked().length, 2);
   assert.equal(asked()[1]!.params.toolCall.title, "add (calc)");
@@ -96,7 +110,15 @@ test("an MCP tool the server calls read-only asks under workspace-write and read
   agent.onPermission = () => {
     throw new Error("nothing may ask under danger-full-access");
   };
-  model.enqueue({ toolCalls: [{ id: "p5", name: "mcp__calc__peek", arguments: {} }, { id: "a2", name: "mcp__calc__add", arguments: { a: 2, b: 3 } }] }, { content: ["done"] });
+  model.enqueue(
+    {
+      toolCalls: [
+        { id: "p5", name: "mcp__calc__peek", arguments: {} },
+        { id: "a2", name: "mcp__calc__add", arguments: { a: 2, b: 3 } },
+      ],
+    },
+    { content: ["done"] },
+  );
   await agent.prompt(other, "peek and add");
   assert.equal(asked().length, 3);
   assert.equal(result("p5"), "display: 42");
@@ -114,7 +136,12 @@ test("an MCP server over HTTP built with the SDK: headers sent, tools and prompt
   });
   await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
   model.enqueue(
-    { toolCalls: [{ id: "a", name: "mcp__calc__add", arguments: { a: 2, b: 40 } }, { id: "f", name: "mcp__calc__fail", arguments: {} }] },
+    {
+      toolCalls: [
+        { id: "a", name: "mcp__calc__add", arguments: { a: 2, b: 40 } },
+        { id: "f", name: "mcp__calc__fail", arguments: {} },
+      ],
+    },
     { content: ["42"] },
   );
   await agent.prompt(sessionId, "add");
@@ -123,8 +150,14 @@ test("an MCP server over HTTP built with the SDK: headers sent, tools and prompt
   assert.match(msgs.find((m: { tool_call_id?: string }) => m.tool_call_id === "f").content, /Tool error: the calculator is on fire/);
   assert.ok(server.headers.every((h) => h["x-api-token"] === secret));
 
-  const menu = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "available_commands_update").at(-1);
-  assert.ok(menu.availableCommands.some((c: { name: string }) => c.name === "calc:review"), "MCP prompts are slash commands");
+  const menu = agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "available_commands_update")
+    .at(-1);
+  assert.ok(
+    menu.availableCommands.some((c: { name: string }) => c.name === "calc:review"),
+    "MCP prompts are slash commands",
+  );
   model.enqueue({ content: ["reviewed"] });
   await agent.prompt(sessionId, "/calc:review src/app.ts error handling");
   assert.equal(model.requests.at(-1)!.body.messages.at(-1).content, "Review src/app.ts carefully, focusing on error handling.");

@@ -11,7 +11,11 @@ import { world } from "./fixture.js";
 
 const run = promisify(execFile);
 
-function get(target: { socketPath?: string; host?: string; port?: number }, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; type: string | undefined }> {
+function get(
+  target: { socketPath?: string; host?: string; port?: number },
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; type: string | undefined }> {
   return new Promise((resolve, reject) => {
     const req = request({ ...target, path, method: "GET", headers }, (res) => {
       let body = "";

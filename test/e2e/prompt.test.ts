@@ -5,7 +5,11 @@ import { world } from "./fixture.js";
 
 test("a prompt streams reasoning as thought chunks, then text as message chunks, then end_turn", async (t) => {
   const { agent, model, workdir } = await world(t);
-  model.enqueue({ reasoning: ["Let me ", "think."], content: ["Hello", ", ", "world!"], usage: { prompt_tokens: 20, completion_tokens: 7, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 20 } });
+  model.enqueue({
+    reasoning: ["Let me ", "think."],
+    content: ["Hello", ", ", "world!"],
+    usage: { prompt_tokens: 20, completion_tokens: 7, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 20 },
+  });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   const result = await agent.prompt(sessionId, "Say hello to the world");

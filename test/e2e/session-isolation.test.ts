@@ -87,9 +87,16 @@ test("vendor traffic only to clients that opted in: a plain client gets no _reas
   model.enqueue({ toolCalls: [{ name: "list_directory", arguments: {} }] }, { content: ["listed"] });
   assert.equal((await plain.prompt(sessionId, "list it")).stopReason, "end_turn");
   await fancy.waitForLine((m) => m.method === "_reasonix.io/session/status_update" && m.params?.event === "completion");
-  assert.ok(plain.updatesFor(sessionId).some((u) => u.sessionUpdate === "tool_call"), "the turn had a tool call");
+  assert.ok(
+    plain.updatesFor(sessionId).some((u) => u.sessionUpdate === "tool_call"),
+    "the turn had a tool call",
+  );
   const vendor = plain.messages.filter((m) => typeof m.method === "string" && m.method.startsWith("_reasonix.io/"));
-  assert.deepEqual(vendor.map((m) => m.method), [], "the plain client got no vendor message");
+  assert.deepEqual(
+    vendor.map((m) => m.method),
+    [],
+    "the plain client got no vendor message",
+  );
   assert.ok(fancy.messages.filter((m) => m.method === "_reasonix.io/session/status_update").length >= 2);
 });
 

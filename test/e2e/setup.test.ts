@@ -52,7 +52,12 @@ test("reasonix setup records an OpenAI-compatible provider and its key; --model 
 test("a mistyped flag is an error with usage, never ignored: `reasonix setup --modle x`, `reasonix acp --mdl`, `reasonix sessions --cdw`", async (t) => {
   const { home } = await world(t, { noModel: true });
   const env = { ...process.env, REASONIX_HOME: home.dir };
-  for (const args of [["setup", "--modle", "x"], ["acp", "--mdl", "x"], ["sessions", "--cdw", "/"], ["daemon", "stop", "--force"]]) {
+  for (const args of [
+    ["setup", "--modle", "x"],
+    ["acp", "--mdl", "x"],
+    ["sessions", "--cdw", "/"],
+    ["daemon", "stop", "--force"],
+  ]) {
     const failed = await run(process.execPath, [BIN, ...args], { env }).then(
       () => undefined,
       (e: { code: number; stderr: string }) => e,
@@ -101,7 +106,11 @@ test("reasonix setup checks the key against the provider's models endpoint: a re
       probe.close(() => resolve(p));
     });
   });
-  const unreachable = await run(process.execPath, [BIN, "setup", "--provider", "far", "--base-url", `http://127.0.0.1:${port}/v1`, "--models", "m", "--api-key", "k-789"], { env });
+  const unreachable = await run(
+    process.execPath,
+    [BIN, "setup", "--provider", "far", "--base-url", `http://127.0.0.1:${port}/v1`, "--models", "m", "--api-key", "k-789"],
+    { env },
+  );
   assert.match(unreachable.stderr, new RegExp(`the key was not checked: could not reach http://127\\.0\\.0\\.1:${port}/v1/models \\(ECONNREFUSED\\)`));
   assert.equal(JSON.parse(readFileSync(join(home.dir, "credentials.json"), "utf8")).FAR_API_KEY, "k-789");
 });

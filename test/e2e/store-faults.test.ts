@@ -45,12 +45,19 @@ async function loadReplay(agent: Agent, sessionId: string, cwd: string): Promise
   const from = agent.messages.length;
   const answer = await agent.rawRequest({ id: `load-${from}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } }, 15_000);
   const at = agent.messages.indexOf(answer);
-  const updates = agent.messages.slice(from, at).filter((m) => m.method === "session/update").map((m) => m.params.update);
+  const updates = agent.messages
+    .slice(from, at)
+    .filter((m) => m.method === "session/update")
+    .map((m) => m.params.update);
   return { error: answer.error, updates };
 }
 
 const userTexts = (us: any[]) => us.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text as string);
-const agentText = (us: any[]) => us.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text as string).join("");
+const agentText = (us: any[]) =>
+  us
+    .filter((u) => u.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.content.text as string)
+    .join("");
 
 test("disk full: a prompt that cannot be saved fails with the cause; the daemon recovers once space is back; after a restart the load replays exactly the answered prompts", async (t) => {
   const disk = smallDisk(t);
@@ -143,7 +150,9 @@ test("disk full mid-turn: the turn ends with the cause, the session stays loadab
 
 /** Overwrites `length` bytes in the middle of the largest file of `kind` in the store. */
 function overwriteMiddle(db: string, kind: ".log" | ".ldb", length = 64): string {
-  const files = readdirSync(db).filter((f) => f.endsWith(kind)).map((f) => ({ f, size: statSync(join(db, f)).size }));
+  const files = readdirSync(db)
+    .filter((f) => f.endsWith(kind))
+    .map((f) => ({ f, size: statSync(join(db, f)).size }));
   files.sort((a, b) => b.size - a.size);
   const target = files[0];
   assert.ok(target && target.size > 4 * length, `a ${kind} file with data in ${db}: ${JSON.stringify(files)}`);

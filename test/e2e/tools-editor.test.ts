@@ -41,12 +41,18 @@ test("a Latin-1 file edited by the agent keeps its bytes and encoding and never 
   editor.attach(agent);
   const file = join(workdir, "legacy.txt");
   writeFileSync(file, Buffer.from("caf\xe9 cr\xe8me\nprix: 5\n", "latin1"));
-  model.enqueue({ toolCalls: [{ name: "edit_file", arguments: { path: "legacy.txt", edits: [{ oldText: "prix: 5", newText: "prix: 6" }] } }] }, { content: ["ok"] });
+  model.enqueue(
+    { toolCalls: [{ name: "edit_file", arguments: { path: "legacy.txt", edits: [{ oldText: "prix: 5", newText: "prix: 6" }] } }] },
+    { content: ["ok"] },
+  );
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await agent.prompt(sessionId, "raise the price");
   assert.deepEqual(readFileSync(file), Buffer.from("caf\xe9 cr\xe8me\nprix: 6\n", "latin1"));
-  assert.deepEqual(editor.calls.filter((c) => c.params?.path === file), []);
+  assert.deepEqual(
+    editor.calls.filter((c) => c.params?.path === file),
+    [],
+  );
 });
 
 test("with the terminal capability run_command goes create → wait → output → release, shown as a terminal", async (t) => {
@@ -62,7 +68,10 @@ test("with the terminal capability run_command goes create → wait → output �
     ["terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"],
   );
   assert.equal(editor.calls[0]!.params.cwd, workdir);
-  const done = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+  const done = agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "tool_call_update")
+    .at(-1);
   assert.equal(done.status, "completed");
   assert.deepEqual(done.content, [{ type: "terminal", terminalId: "term-0" }]);
   assert.match(model.requests[1]!.body.messages.at(-1).content, /from-terminal/);

@@ -83,13 +83,19 @@ test("write_file and edit_file replace a hard link to a file outside the workspa
   const { sessionId } = await agent.newSession(workdir);
   assert.equal((await agent.prompt(sessionId, "write and edit")).stopReason, "end_turn");
   const statuses = agent.updatesFor(sessionId).filter((u) => u.status === "completed" || u.status === "failed");
-  assert.deepEqual(statuses.map((u) => u.status), ["completed", "completed"]);
+  assert.deepEqual(
+    statuses.map((u) => u.status),
+    ["completed", "completed"],
+  );
 
   assert.equal(readFileSync(join(outside, "notes.txt"), "utf8"), "outside notes\n");
   assert.equal(readFileSync(join(outside, "tool.sh"), "utf8"), "#!/bin/sh\nx=1\n");
   assert.equal(readFileSync(join(workdir, "notes.txt"), "utf8"), "workspace notes\n");
   assert.equal(readFileSync(join(workdir, "tool.sh"), "utf8"), "#!/bin/sh\nx=2\n");
-  for (const [name, mode] of [["notes.txt", 0o640], ["tool.sh", 0o750]] as const) {
+  for (const [name, mode] of [
+    ["notes.txt", 0o640],
+    ["tool.sh", 0o750],
+  ] as const) {
     assert.equal(statSync(join(workdir, name)).nlink, 1, name);
     assert.equal(statSync(join(outside, name)).nlink, 1, name);
     assert.equal(statSync(join(workdir, name)).mode & 0o7777, mode, name);

@@ -11,7 +11,12 @@ test("todo_write sends the complete plan; ask_user's chosen answer reaches the m
       toolCalls: [
         {
           name: "todo_write",
-          arguments: { todos: [{ content: "Read the code", status: "completed", priority: "high" }, { content: "Fix the bug", status: "in_progress" }] },
+          arguments: {
+            todos: [
+              { content: "Read the code", status: "completed", priority: "high" },
+              { content: "Fix the bug", status: "in_progress" },
+            ],
+          },
         },
       ],
     },
@@ -32,7 +37,10 @@ test("todo_write sends the complete plan; ask_user's chosen answer reaches the m
   ]);
   const question = agent.agentRequests.find((r) => r.method === "session/request_permission")!;
   assert.equal(question.params.toolCall.title, "Which database?");
-  assert.deepEqual(question.params.options.map((o: { name: string }) => o.name), ["SQLite", "Postgres", "Dismiss"]);
+  assert.deepEqual(
+    question.params.options.map((o: { name: string }) => o.name),
+    ["SQLite", "Postgres", "Dismiss"],
+  );
   assert.match(model.requests[2]!.body.messages.at(-1).content, /Postgres/);
 });
 

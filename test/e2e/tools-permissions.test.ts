@@ -14,10 +14,16 @@ test("a scripted write inside cwd lands on disk, reported pending → in_progres
   const { sessionId } = await agent.newSession(workdir);
   assert.equal((await agent.prompt(sessionId, "write hello")).stopReason, "end_turn");
   assert.equal(readFileSync(join(workdir, "src/hello.txt"), "utf8"), "hello\nworld\n");
-  assert.deepEqual(agent.agentRequests.filter((r) => r.method === "session/request_permission"), []);
+  assert.deepEqual(
+    agent.agentRequests.filter((r) => r.method === "session/request_permission"),
+    [],
+  );
 
   const calls = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
-  assert.deepEqual(calls.map((u) => u.status), ["pending", "in_progress", "completed"]);
+  assert.deepEqual(
+    calls.map((u) => u.status),
+    ["pending", "in_progress", "completed"],
+  );
   const first = calls[0];
   assert.equal(first.kind, "edit");
   assert.equal(first.locations[0].path, join(workdir, "src/hello.txt"));
@@ -46,9 +52,15 @@ test("run_command asks; reject means it never ran; allow_always covers the ident
   assert.equal(existsSync(join(workdir, "ran.marker")), false);
   const asked = agent.agentRequests.filter((r) => r.method === "session/request_permission");
   assert.equal(asked.length, 1);
-  assert.deepEqual(asked[0]!.params.options.map((o: { kind: string }) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+  assert.deepEqual(
+    asked[0]!.params.options.map((o: { kind: string }) => o.kind),
+    ["allow_once", "allow_always", "reject_once", "reject_always"],
+  );
   assert.equal(asked[0]!.params.toolCall.kind, "execute");
-  const failed = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+  const failed = agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "tool_call_update")
+    .at(-1);
   assert.equal(failed.status, "failed");
   assert.match(model.requests[1]!.body.messages.at(-1).content, /rejected/);
 
@@ -129,7 +141,19 @@ test("the tool list is fixed and ordered for the session; every request carries 
   await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "read-only" });
   await agent.prompt(sessionId, "two");
   const names = model.requests[0]!.body.tools.map((tool: { function: { name: string } }) => tool.function.name);
-  assert.deepEqual(names, ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "run_command", "todo_write", "ask_user", "exit_plan_mode", "update_goal"]);
+  assert.deepEqual(names, [
+    "read_file",
+    "list_directory",
+    "glob",
+    "grep",
+    "write_file",
+    "edit_file",
+    "run_command",
+    "todo_write",
+    "ask_user",
+    "exit_plan_mode",
+    "update_goal",
+  ]);
   for (const r of model.requests) assert.deepEqual(r.body.tools, model.requests[0]!.body.tools);
 });
 
@@ -154,12 +178,16 @@ test("a question dismissed by the editor is a refusal the model reads; session/c
   assert.equal((await pending).stopReason, "cancelled");
   release();
   assert.equal(existsSync(join(workdir, "two.marker")), false);
-  const last = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+  const last = agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "tool_call_update")
+    .at(-1);
   assert.equal(last.status, "failed");
 });
 
 const command = (cmd: string) => ({ toolCalls: [{ name: "run_command", arguments: { command: cmd } }] });
-const questions = (agent: { agentRequests: Array<{ method: string; params: any }> }) => agent.agentRequests.filter((r) => r.method === "session/request_permission").map((r) => r.params);
+const questions = (agent: { agentRequests: Array<{ method: string; params: any }> }) =>
+  agent.agentRequests.filter((r) => r.method === "session/request_permission").map((r) => r.params);
 const alwaysName = (q: { options: Array<{ kind: string; name: string }> }) => q.options.find((o) => o.kind === "allow_always")!.name;
 
 test("an always-grant covers exactly what its option named: a destructive command only itself, a prefix only its words, a compound command every part", async (t) => {

@@ -41,7 +41,20 @@ test("maps methods from the schema annotations", () => {
     ]),
   );
   assert.deepEqual(new Set(known.notifications), new Set(["session/update", "elicitation/complete", "$/cancel_request"]));
-  for (const m of ["initialize", "authenticate", "logout", "session/new", "session/load", "session/list", "session/delete", "session/resume", "session/close", "session/set_mode", "session/set_config_option", "session/prompt"]) {
+  for (const m of [
+    "initialize",
+    "authenticate",
+    "logout",
+    "session/new",
+    "session/load",
+    "session/list",
+    "session/delete",
+    "session/resume",
+    "session/close",
+    "session/set_mode",
+    "session/set_config_option",
+    "session/prompt",
+  ]) {
     assert.ok(known.responses.includes(m), m);
   }
 });
@@ -55,18 +68,37 @@ test("accepts a well-formed conversation", () => {
       id: 0,
       result: {
         protocolVersion: 1,
-        agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true }, _meta: { "reasonix.io": { steer: "_reasonix.io/session/steer" } } },
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { embeddedContext: true },
+          _meta: { "reasonix.io": { steer: "_reasonix.io/session/steer" } },
+        },
         authMethods: [],
         agentInfo: { name: "reasonix", version: "0.1.0" },
       },
     }),
   );
   c.fromClient(j({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/tmp", mcpServers: [] } }));
-  c.fromAgent(j({ jsonrpc: "2.0", id: 1, result: { sessionId: "s1", modes: { currentModeId: "normal", availableModes: [{ id: "normal", name: "Normal" }] } } }));
+  c.fromAgent(
+    j({ jsonrpc: "2.0", id: 1, result: { sessionId: "s1", modes: { currentModeId: "normal", availableModes: [{ id: "normal", name: "Normal" }] } } }),
+  );
   c.fromClient(j({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "s1", prompt: [{ type: "text", text: "hi" }] } }));
   c.fromAgent(j({ jsonrpc: "2.0", ...update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hmm" } }) }));
   c.fromAgent(j({ jsonrpc: "2.0", ...update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hello" }, messageId: "m1" }) }));
-  c.fromAgent(j({ jsonrpc: "2.0", ...update({ sessionUpdate: "tool_call", toolCallId: "c1", title: "Edit a.ts", kind: "edit", status: "pending", locations: [{ path: "/tmp/a.ts", line: 3 }], rawInput: { path: "a.ts" } }) }));
+  c.fromAgent(
+    j({
+      jsonrpc: "2.0",
+      ...update({
+        sessionUpdate: "tool_call",
+        toolCallId: "c1",
+        title: "Edit a.ts",
+        kind: "edit",
+        status: "pending",
+        locations: [{ path: "/tmp/a.ts", line: 3 }],
+        rawInput: { path: "a.ts" },
+      }),
+    }),
+  );
   c.fromAgent(
     j({
       jsonrpc: "2.0",
@@ -90,7 +122,10 @@ test("accepts a well-formed conversation", () => {
         sessionUpdate: "tool_call_update",
         toolCallId: "c1",
         status: "completed",
-        content: [{ type: "diff", path: "/tmp/a.ts", oldText: "a", newText: "b" }, { type: "content", content: { type: "text", text: "done" } }],
+        content: [
+          { type: "diff", path: "/tmp/a.ts", oldText: "a", newText: "b" },
+          { type: "content", content: { type: "text", text: "done" } },
+        ],
       }),
     }),
   );
@@ -136,7 +171,11 @@ test("flags malformed tool call content and bad permission requests", () => {
   assert.equal(bare.length, 1, bare.join("\n"));
   const noOptions = agentSends({ id: 3, method: "session/request_permission", params: { sessionId: "s", toolCall: { toolCallId: "c" } } });
   assert.match(noOptions.join(), /options/);
-  const badKind = agentSends({ id: 4, method: "session/request_permission", params: { sessionId: "s", toolCall: { toolCallId: "c" }, options: [{ optionId: "a", name: "A", kind: "allow_forever" }] } });
+  const badKind = agentSends({
+    id: 4,
+    method: "session/request_permission",
+    params: { sessionId: "s", toolCall: { toolCallId: "c" }, options: [{ optionId: "a", name: "A", kind: "allow_forever" }] },
+  });
   assert.equal(badKind.length, 1);
 });
 
@@ -144,7 +183,10 @@ test("flags unknown methods but allows _-prefixed vendor methods", () => {
   assert.match(agentSends({ method: "session/status", params: {} }).join(), /unknown notification method session\/status/);
   assert.match(agentSends({ id: 1, method: "workspace/files", params: {} }).join(), /unknown request method/);
   assert.deepEqual(agentSends({ id: 1, method: "_zed.dev/buffers", params: {} }), []);
-  assert.match(agentSends({ id: 1, method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "plan", entries: [] } } }).join(), /as a request; the schema has it as a notification/);
+  assert.match(
+    agentSends({ id: 1, method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "plan", entries: [] } } }).join(),
+    /as a request; the schema has it as a notification/,
+  );
   assert.match(agentSends({ method: "fs/read_text_file", params: { sessionId: "s", path: "/a" } }).join(), /as a notification/);
 });
 

@@ -102,11 +102,14 @@ test("assertCleanWire reports schema violations with the method and the field", 
   await agent.initialize();
   const { sessionId } = await agent.newSession("/tmp");
   await agent.prompt(sessionId, "bad-update");
-  assert.throws(() => agent.assertCleanWire(), (err: Error) => {
-    assert.match(err.message, /session\/update/);
-    assert.match(err.message, /currentModeId/);
-    return true;
-  });
+  assert.throws(
+    () => agent.assertCleanWire(),
+    (err: Error) => {
+      assert.match(err.message, /session\/update/);
+      assert.match(err.message, /currentModeId/);
+      return true;
+    },
+  );
 });
 
 test("non-JSON stdout is flagged and kept from the SDK, which keeps working", async () => {
@@ -208,7 +211,10 @@ test("an agent that dies fails waits and requests fast, with stderr in the messa
   const turn = agent.prompt(sessionId, "exit");
   await assert.rejects(turn, /exiting on request/);
   assert.deepEqual(await agent.exited, { code: 3, signal: null });
-  await assert.rejects(agent.waitForUpdate(() => false, 60_000), /agent exited before the expected session\/update arrived[\s\S]*code 3/);
+  await assert.rejects(
+    agent.waitForUpdate(() => false, 60_000),
+    /agent exited before the expected session\/update arrived[\s\S]*code 3/,
+  );
 });
 
 test("kill() resolves once the process is gone", async () => {
@@ -250,8 +256,14 @@ test("environment: DEEPSEEK_* and REASONIX_* come only from the harness", async 
 test("waitForLine and waitForUpdate time out with a useful message", async () => {
   const agent = fake();
   await agent.initialize();
-  await assert.rejects(agent.waitForLine((m) => m.method === "never", 100), /no matching stdout message within 100 ms[\s\S]*last stdout lines/);
-  await assert.rejects(agent.waitForUpdate(() => false, 100), /no matching session\/update within 100 ms/);
+  await assert.rejects(
+    agent.waitForLine((m) => m.method === "never", 100),
+    /no matching stdout message within 100 ms[\s\S]*last stdout lines/,
+  );
+  await assert.rejects(
+    agent.waitForUpdate(() => false, 100),
+    /no matching session\/update within 100 ms/,
+  );
 });
 
 test("cleanup stops the daemon named in run/daemon.json (SIGTERM, then SIGKILL) and removes the folder", async () => {

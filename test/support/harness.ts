@@ -302,7 +302,10 @@ export abstract class Agent {
 
   /** updates of one session, optionally from an index into `updates` */
   updatesFor(sessionId: string, from = 0): any[] {
-    return this.updates.slice(from).filter((u) => u.sessionId === sessionId).map((u) => u.update);
+    return this.updates
+      .slice(from)
+      .filter((u) => u.sessionId === sessionId)
+      .map((u) => u.update);
   }
 
   /** concatenated text of one kind of chunk (default agent_message_chunk) for a session */
@@ -573,9 +576,7 @@ export abstract class Agent {
     let response: object;
     try {
       const result =
-        msg.method === acp.methods.client.session.requestPermission
-          ? await this.onPermission(msg.params)
-          : await this.onClientRequest(msg.method, msg.params);
+        msg.method === acp.methods.client.session.requestPermission ? await this.onPermission(msg.params) : await this.onClientRequest(msg.method, msg.params);
       response = { jsonrpc: "2.0", id: msg.id, result: result ?? {} };
     } catch (err) {
       response = { jsonrpc: "2.0", id: msg.id, error: toRpcError(err) };

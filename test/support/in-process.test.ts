@@ -16,7 +16,10 @@ test("the test runner's environment never reaches an in-process daemon: no confi
   process.env.REASONIX_MAX_STEPS = "abc";
   process.env.DEEPSEEK_API_KEY = "sk-runner-leak";
   t.after(() => {
-    for (const [name, value] of [["REASONIX_MAX_STEPS", saved.steps], ["DEEPSEEK_API_KEY", saved.key]] as const) {
+    for (const [name, value] of [
+      ["REASONIX_MAX_STEPS", saved.steps],
+      ["DEEPSEEK_API_KEY", saved.key],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }

@@ -142,7 +142,13 @@ export class InProcessAgent extends Agent {
     this.reader = new LineReader({
       line: (line) => this.forward(line),
       oversize: (bytes, head) =>
-        this.answer(errorLine(idFromHead(head), ErrorCode.InvalidRequest, `Message too large: a line of ${bytes} bytes exceeds the ${MAX_LINE_BYTES / (1024 * 1024)} MiB limit`)),
+        this.answer(
+          errorLine(
+            idFromHead(head),
+            ErrorCode.InvalidRequest,
+            `Message too large: a line of ${bytes} bytes exceeds the ${MAX_LINE_BYTES / (1024 * 1024)} MiB limit`,
+          ),
+        ),
     });
     void this.connect();
   }

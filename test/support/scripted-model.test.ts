@@ -84,7 +84,10 @@ test("streams reasoning_content then content, with role first and usage last", a
     completion_tokens_details: { reasoning_tokens: 7 },
     prompt_tokens_details: { cached_tokens: 64 },
   });
-  assert.ok(got.chunks.slice(0, -1).every((c) => c.usage === null), "usage:null on all but the usage chunk");
+  assert.ok(
+    got.chunks.slice(0, -1).every((c) => c.usage === null),
+    "usage:null on all but the usage chunk",
+  );
 
   const req = model.requests[before]!;
   assert.equal(req.method, "POST");
@@ -182,9 +185,7 @@ test("the openai SDK's retry consumes the next scripted reply", async () => {
   const retrying = new OpenAI({ baseURL: model.url, apiKey: "k", maxRetries: 1 });
   model.enqueue({ status: 500, headers: { "retry-after-ms": "0" } }, { content: ["recovered"] });
   const n = model.requests.length;
-  const got = await collect(
-    await retrying.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true }),
-  );
+  const got = await collect(await retrying.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true }));
   assert.equal(got.content, "recovered");
   assert.equal(model.requests.length, n + 2);
   assert.equal(model.pending, 0);
@@ -254,13 +255,9 @@ test("default usage counts the repeated prefix of the conversation as cache hits
     { role: "system", content: "You are a careful agent. ".repeat(20) },
     { role: "user", content: "first question" },
   ];
-  const first = await collect(
-    await client.chat.completions.create({ model: "m", messages, stream: true, stream_options: { include_usage: true } }),
-  );
+  const first = await collect(await client.chat.completions.create({ model: "m", messages, stream: true, stream_options: { include_usage: true } }));
   messages.push({ role: "assistant", content: first.content }, { role: "user", content: "second" });
-  const second = await collect(
-    await client.chat.completions.create({ model: "m", messages, stream: true, stream_options: { include_usage: true } }),
-  );
+  const second = await collect(await client.chat.completions.create({ model: "m", messages, stream: true, stream_options: { include_usage: true } }));
   assert.ok(second.usage.prompt_cache_hit_tokens > 100, JSON.stringify(second.usage));
   assert.equal(second.usage.prompt_cache_hit_tokens + second.usage.prompt_cache_miss_tokens, second.usage.prompt_tokens);
 });

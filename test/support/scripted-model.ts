@@ -69,7 +69,10 @@ export class ScriptedModel {
   private idCounter = 0;
   private closed = false;
 
-  private constructor(private readonly server: Server, port: number) {
+  private constructor(
+    private readonly server: Server,
+    port: number,
+  ) {
     this.url = `http://127.0.0.1:${port}`;
     server.on("connection", (socket) => {
       this.sockets.add(socket);
@@ -149,7 +152,9 @@ export class ScriptedModel {
 
     if (req.method === "GET" && /^(\/v1)?\/models\/?$/.test(path)) {
       if (this.modelsKey !== undefined && req.headers.authorization !== `Bearer ${this.modelsKey}`) {
-        sendJson(res, 401, { error: { message: "Authentication Fails, Your api key is invalid", type: "authentication_error", param: null, code: "invalid_request_error" } });
+        sendJson(res, 401, {
+          error: { message: "Authentication Fails, Your api key is invalid", type: "authentication_error", param: null, code: "invalid_request_error" },
+        });
         return;
       }
       sendJson(res, 200, {
@@ -346,9 +351,7 @@ export class ScriptedModel {
     const miss = reply.usage?.prompt_cache_miss_tokens ?? Math.max(0, prompt - hit);
     const reasoningChars = (reply.reasoning ?? []).join("").length;
     const reasoning = reply.usage?.reasoning_tokens ?? Math.ceil(reasoningChars / 4);
-    const outputChars =
-      (reply.content ?? []).join("").length +
-      normalizeToolCalls(reply, "x").reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+    const outputChars = (reply.content ?? []).join("").length + normalizeToolCalls(reply, "x").reduce((n, c) => n + c.name.length + c.arguments.length, 0);
     const completion = reply.usage?.completion_tokens ?? Math.max(1, reasoning + Math.ceil(outputChars / 4));
     return {
       prompt_tokens: prompt,
@@ -397,8 +400,7 @@ function commonPrefixLength(a: string, b: string): number {
 }
 
 function defaultErrorBody(status: number): unknown {
-  const type =
-    status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
+  const type = status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
   return { error: { message: `scripted error ${status}`, type, param: null, code: null } };
 }
 

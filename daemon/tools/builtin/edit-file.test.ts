@@ -17,13 +17,17 @@ beforeEach(() => {
 afterEach(() => f.cleanup());
 
 test("edit_file applies edits in order and shows one whole-file diff", async () => {
-  const c = prepared(editFileTool, {
-    path: "m.js",
-    edits: [
-      { oldText: "function a() {\n  return 1;", newText: "function a() {\n  return 2;" },
-      { oldText: "return 2;", newText: "return 3;" },
-    ],
-  }, f.ctx);
+  const c = prepared(
+    editFileTool,
+    {
+      path: "m.js",
+      edits: [
+        { oldText: "function a() {\n  return 1;", newText: "function a() {\n  return 2;" },
+        { oldText: "return 2;", newText: "return 3;" },
+      ],
+    },
+    f.ctx,
+  );
   assert.equal(c.title, "Edit m.js");
   assert.equal(c.kind, "edit");
   assert.deepEqual(c.access, { type: "write", paths: [file] });
@@ -56,10 +60,17 @@ test("edit_file: not found and ambiguous fail with a hint, writing nothing", asy
 });
 
 test("edit_file is atomic: a later failing edit leaves the file untouched", async () => {
-  const r = await call(editFileTool, {
-    path: "m.js",
-    edits: [{ oldText: "function a", newText: "function A" }, { oldText: "function a", newText: "again" }],
-  }, f.ctx);
+  const r = await call(
+    editFileTool,
+    {
+      path: "m.js",
+      edits: [
+        { oldText: "function a", newText: "function A" },
+        { oldText: "function a", newText: "again" },
+      ],
+    },
+    f.ctx,
+  );
   assert.equal(r.failed, true);
   assert.match(r.output, /^Edit 2 of 2 failed in m\.js: oldText not found.*Nothing was changed\.$/);
   assert.equal(readFileSync(file, "utf8"), SRC);

@@ -9,8 +9,18 @@ import { globTool } from "./glob.js";
 let f: Fixture;
 beforeEach(() => {
   f = fixture();
-  for (const p of ["a.ts", "b.js", "src/x.ts", "src/y.tsx", "src/deep/z.ts", "src/deep/q.md", "test/t1.ts",
-    "node_modules/pkg/index.ts", ".git/HEAD", "src/node_modules/n.ts"]) {
+  for (const p of [
+    "a.ts",
+    "b.js",
+    "src/x.ts",
+    "src/y.tsx",
+    "src/deep/z.ts",
+    "src/deep/q.md",
+    "test/t1.ts",
+    "node_modules/pkg/index.ts",
+    ".git/HEAD",
+    "src/node_modules/n.ts",
+  ]) {
     mkdirSync(dirname(join(f.dir, p)), { recursive: true });
     writeFileSync(join(f.dir, p), "");
   }

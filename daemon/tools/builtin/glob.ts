@@ -51,4 +51,3 @@ export const globTool = defineTool({
     return { output, content: [textContent(output)], rawOutput: { count: r.count } };
   },
 });
-

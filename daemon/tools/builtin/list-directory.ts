@@ -24,8 +24,7 @@ async function isDir(e: Dirent, full: string): Promise<boolean> {
 export const listDirectoryTool = defineTool({
   name: "list_directory",
   description:
-    "List the entries of one folder (not recursive), sorted by name; folders end with \"/\". " +
-    "Use glob to find files by name pattern across folders.",
+    'List the entries of one folder (not recursive), sorted by name; folders end with "/". ' + "Use glob to find files by name pattern across folders.",
   args,
   kind: "read",
   title: (a, ctx) => `List ${shownPath(ctx, a.path)}`,

@@ -46,7 +46,14 @@ async function* oldWalk(root: string, state: { incomplete: boolean }, maxEntries
       const full = join(dir, e.name);
       if (e.isDirectory()) {
         if (!SKIPPED.has(e.name)) subdirs.push(full);
-      } else if (e.isFile() || (e.isSymbolicLink() && (await stat(full).then((s) => s.isFile(), () => false)))) {
+      } else if (
+        e.isFile() ||
+        (e.isSymbolicLink() &&
+          (await stat(full).then(
+            (s) => s.isFile(),
+            () => false,
+          )))
+      ) {
         yield full;
       }
     }
@@ -57,7 +64,12 @@ async function* oldWalk(root: string, state: { incomplete: boolean }, maxEntries
 async function oldGrep(cwd: string, a: { pattern: string; path?: string; glob?: string; ignoreCase?: boolean; maxResults?: number }) {
   const re = new RegExp(a.pattern, a.ignoreCase ? "i" : "");
   const g = a.glob ? globToRegExp(a.glob) : undefined;
-  const filter = g && a.glob ? (a.glob.includes("/") ? (r: string, f: string) => g.test(toPosix(relative(r, f))) : (_r: string, f: string) => g.test(basename(f))) : undefined;
+  const filter =
+    g && a.glob
+      ? a.glob.includes("/")
+        ? (r: string, f: string) => g.test(toPosix(relative(r, f)))
+        : (_r: string, f: string) => g.test(basename(f))
+      : undefined;
   const root = absPath({ cwd }, a.path);
   const max = a.maxResults ?? 200;
   const hits: string[] = [];

@@ -51,10 +51,7 @@ test("the stall bound is about progress: a slow search that keeps moving is not 
 
 test("cancelling a search ends it at once and leaves no thread", async () => {
   const abort = new AbortController();
-  const pending = runSearch(
-    { kind: "grep", root: f.dir, cwd: f.dir, source: "(a+)+$", flags: "", maxResults: 10 },
-    { signal: abort.signal, stallMs: 60_000 },
-  );
+  const pending = runSearch({ kind: "grep", root: f.dir, cwd: f.dir, source: "(a+)+$", flags: "", maxResults: 10 }, { signal: abort.signal, stallMs: 60_000 });
   abort.abort();
   assert.deepEqual(await pending, { status: "cancelled" });
   assert.equal(searchWorkersRunning(), 0);

@@ -5,7 +5,17 @@
  * stall bound is terminated, thread and all, and so is one whose call is cancelled.
  */
 import { Worker } from "node:worker_threads";
-import { MATCHING, PROGRESS_SLOTS, TICKS, type GlobJob, type GlobResult, type GrepJob, type GrepResult, type SearchJob, type SearchResult } from "./search-job.js";
+import {
+  MATCHING,
+  PROGRESS_SLOTS,
+  TICKS,
+  type GlobJob,
+  type GlobResult,
+  type GrepJob,
+  type GrepResult,
+  type SearchJob,
+  type SearchResult,
+} from "./search-job.js";
 import type { WorkerReply } from "./search-worker.js";
 
 /** A real file beside this one in dist, so it works wherever the compiled daemon runs from. */

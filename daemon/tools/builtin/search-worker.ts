@@ -7,9 +7,7 @@ import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { runSearchJob, type SearchJob } from "./search-job.js";
 
-export type WorkerReply =
-  | { ok: true; result: ReturnType<typeof runSearchJob> }
-  | { ok: false; error: { message: string; code: string | undefined } };
+export type WorkerReply = { ok: true; result: ReturnType<typeof runSearchJob> } | { ok: false; error: { message: string; code: string | undefined } };
 
 lowerPriority();
 

@@ -15,9 +15,7 @@ export function countLines(text: string): number {
 
 export const writeFileTool = defineTool({
   name: "write_file",
-  description:
-    "Create a file, or replace a file's whole content. Creates missing parent folders. " +
-    "To change part of an existing file, prefer edit_file.",
+  description: "Create a file, or replace a file's whole content. Creates missing parent folders. " + "To change part of an existing file, prefer edit_file.",
   args,
   kind: "edit",
   title: (a, ctx) => `Write ${shownPath(ctx, a.path)}`,
