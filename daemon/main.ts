@@ -9,7 +9,8 @@ import { resolvePaths, type Paths } from "../shared/paths.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 import { currentBuild } from "../shared/build.js";
 import { readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
-import { closeLogger, createLogger, type Logger } from "./log/log.js";
+import { closeLogger, createLogger, setRotation, type Logger } from "./log/log.js";
+import { recordCrashes } from "./log/crash.js";
 import { Store, StoreDamagedError } from "./store/store.js";
 import { scanStore } from "./store/integrity.js";
 import {
@@ -101,6 +102,7 @@ export async function createDaemon(options: DaemonOptions): Promise<Daemon> {
   let store: Store | undefined;
   try {
     const config = options.config ?? loadConfig(paths, env);
+    if (ownLog) setRotation(log, { maxBytes: config.logMaxBytes, keep: config.logFiles });
     try {
       store = await Store.open(paths.dbDir, log);
     } catch (err) {
@@ -131,6 +133,7 @@ export async function runDaemon(): Promise<void> {
   // Our stdout and stderr are the log file: a full disk must not turn a diagnostic into a crash.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
   const paths = resolvePaths();
+  recordCrashes(paths.crashFile);
   let daemon: Daemon;
   try {
     daemon = await createDaemon({ paths, env: process.env });

@@ -13,6 +13,10 @@ export interface Paths {
   dbDir: string;
   logsDir: string;
   logFile: string;
+  /** The daemon's own stdout and stderr (and a crash's stack): never rotated away under it. */
+  stderrFile: string;
+  /** Stacks of uncaught errors, one entry each. */
+  crashFile: string;
   /** why the last start failed; written by a daemon that could not start, removed by one that did */
   startErrorFile: string;
   /** where daemon.json lives (`<home>/run`); the socket is here too unless its path is too long */
@@ -77,6 +81,8 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
     dbDir: join(stateDir, "db"),
     logsDir,
     logFile: join(logsDir, "daemon.log"),
+    stderrFile: join(logsDir, "daemon.stderr.log"),
+    crashFile: join(logsDir, "crash.log"),
     startErrorFile: join(logsDir, "last-start-error"),
     runtimeDir,
     socketDir: dirname(socketPath),

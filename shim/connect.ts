@@ -96,7 +96,8 @@ export async function startDaemon(paths: Paths, opts: { strategy?: DetachStrateg
   const home = homeProblem(paths);
   if (home) throw new DaemonUnavailableError(home, "home_invalid");
   mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
-  const logFd = openSync(paths.logFile, "a", 0o600);
+  // The daemon's stdout and stderr: a file of their own, since daemon.log rotates under the daemon.
+  const logFd = openSync(paths.stderrFile, "a", 0o600);
   // Tests pin one way of detaching (REASONIX_DETACH=setsid|node) to keep both working.
   const forced = process.env.REASONIX_DETACH;
   const strategy = opts.strategy ?? (forced === "setsid" || forced === "node" ? forced : undefined);

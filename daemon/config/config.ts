@@ -41,6 +41,12 @@ export const ConfigFile = z
       .int()
       .min(64 * 1024)
       .optional(),
+    logMaxBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .optional(),
+    logFiles: z.number().int().min(1).max(100).optional(),
     searchTimeoutSeconds: z.number().int().positive().optional(),
     budgets: z.object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() }).partial().strict().optional(),
     listen: z.string().optional(),
@@ -71,6 +77,9 @@ export interface DaemonConfig {
    * reading, and replays wait for the window instead of piling up.
    */
   windowBacklogBytes: number;
+  /** daemon.log rotates at this size, keeping `logFiles` older files. */
+  logMaxBytes: number;
+  logFiles: number;
   /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
   searchTimeoutSeconds: number;
   budgets: ConfigFile["budgets"];
@@ -186,6 +195,8 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     idleShutdownSeconds: file.idleShutdownSeconds ?? 900,
     sessionUnloadSeconds: file.sessionUnloadSeconds ?? 600,
     windowBacklogBytes: file.windowBacklogBytes ?? 64 * 1024 * 1024,
+    logMaxBytes: file.logMaxBytes ?? 10 * 1024 * 1024,
+    logFiles: file.logFiles ?? 5,
     searchTimeoutSeconds: file.searchTimeoutSeconds ?? 10,
     budgets: file.budgets && Object.keys(file.budgets).length > 0 ? file.budgets : undefined,
     listen: file.listen,
