@@ -46,6 +46,17 @@ export interface DaemonOptions {
   config?: DaemonConfig;
   /** The caller's logger, left open on close; by default the daemon opens and closes its log file. */
   log?: Logger;
+  /**
+   * A listening socket handed over by systemd (socket activation, LISTEN_FDS): served as it is, never
+   * bound, never removed; systemd owns the path.
+   */
+  listenFd?: number;
+}
+
+/** The socket systemd passed this process, if any (sd_listen_fds: LISTEN_PID must be ours). */
+export function passedSocket(env: NodeJS.ProcessEnv): number | undefined {
+  if (env.LISTEN_PID !== String(process.pid) || env.LISTEN_FDS !== "1") return undefined;
+  return 3;
 }
 
 export interface Daemon {
@@ -109,7 +120,7 @@ export async function createDaemon(options: DaemonOptions): Promise<Daemon> {
       const verdict = classifyStoreError(err, paths.dbDir);
       throw verdict === "already-running" ? new AlreadyRunningError(paths.dbDir) : verdict;
     }
-    const daemon = await serve(paths, env, config, store, log, ownLog);
+    const daemon = await serve(paths, env, config, store, log, ownLog, options.listenFd);
     clearStartError(paths);
     return daemon;
   } catch (err) {
@@ -127,6 +138,18 @@ export async function createDaemon(options: DaemonOptions): Promise<Daemon> {
   }
 }
 
+/** Serves a listening socket by its descriptor (fastify's listen takes paths and ports only). */
+async function listenOnFd(app: FastifyInstance, fd: number): Promise<void> {
+  await app.ready();
+  await new Promise<void>((resolve, reject) => {
+    app.server.once("error", reject);
+    app.server.listen({ fd }, () => {
+      app.server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
 /** `reasonix daemon run`: the daemon plus what a process of its own needs. */
 export async function runDaemon(): Promise<void> {
   process.umask(0o077);
@@ -136,7 +159,8 @@ export async function runDaemon(): Promise<void> {
   recordCrashes(paths.crashFile);
   let daemon: Daemon;
   try {
-    daemon = await createDaemon({ paths, env: process.env });
+    const listenFd = passedSocket(process.env);
+    daemon = await createDaemon({ paths, env: process.env, ...(listenFd !== undefined ? { listenFd } : {}) });
   } catch (err) {
     if (err instanceof AlreadyRunningError) {
       process.stderr.write("reasonix daemon: already running\n");
@@ -163,7 +187,15 @@ export async function runDaemon(): Promise<void> {
   process.stderr.write(`reasonix daemon: ready (pid ${process.pid}, socket ${paths.socketPath})\n`);
 }
 
-async function serve(paths: Paths, env: NodeJS.ProcessEnv, initial: DaemonConfig, store: Store, log: Logger, ownLog: boolean): Promise<Daemon> {
+async function serve(
+  paths: Paths,
+  env: NodeJS.ProcessEnv,
+  initial: DaemonConfig,
+  store: Store,
+  log: Logger,
+  ownLog: boolean,
+  listenFd: number | undefined,
+): Promise<Daemon> {
   const build = currentBuild(env);
   // `reasonix setup` may change config.json under a running daemon; new sessions see the change.
   let config = initial;
@@ -231,10 +263,11 @@ async function serve(paths: Paths, env: NodeJS.ProcessEnv, initial: DaemonConfig
   };
 
   // We hold the lock, so a socket file left here is stale: only the lock holder may remove it.
-  rmSync(paths.socketPath, { force: true });
+  if (listenFd === undefined) rmSync(paths.socketPath, { force: true });
   const app = await buildApp(state);
   try {
-    await app.listen({ path: paths.socketPath });
+    if (listenFd === undefined) await app.listen({ path: paths.socketPath });
+    else await listenOnFd(app, listenFd);
   } catch (err) {
     await app.close().catch(() => undefined);
     throw new StartupError(`cannot listen on ${paths.socketPath}: ${(err as Error).message}`, "listen_failed");
@@ -311,7 +344,8 @@ async function serve(paths: Paths, env: NodeJS.ProcessEnv, initial: DaemonConfig
       log.error({ err }, "error while stopping");
     }
     try {
-      unlinkSync(paths.socketPath);
+      // A socket systemd passed stays where it is: the next connection starts the daemon again.
+      if (listenFd === undefined) unlinkSync(paths.socketPath);
     } catch {
       // already removed by the server's close
     }
