@@ -6,9 +6,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
-import { BIN } from "../support/harness.js";
+import { BIN, REPO_ROOT } from "../support/harness.js";
 import { daemonStatus, world } from "./fixture.js";
 
 const run = promisify(execFile);
@@ -66,4 +67,34 @@ test("stopping the daemon ends every session's MCP servers, handshake or not", a
   await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home.dir } });
   await until("no process of the server left", () => processesWith(marker).length === 0);
   assert.deepEqual(processesWith(marker), []);
+});
+
+test("a stdio MCP server that exits mid-session is reported and started again before the next turn", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  const server = { name: "crashy", command: process.execPath, args: [join(REPO_ROOT, "dist", "test", "support", "fixtures", "crashy-server.js")], env: [] };
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir, { mcpServers: [server] });
+  await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
+  const toolText = (id: string): string =>
+    String(model.requests.at(-1)!.body.messages.find((m: { role: string; tool_call_id?: string }) => m.role === "tool" && m.tool_call_id === id)?.content);
+  model.enqueue(
+    {
+      toolCalls: [
+        { id: "p1", name: "mcp__crashy__pid", arguments: {} },
+        { id: "d1", name: "mcp__crashy__die", arguments: {} },
+      ],
+    },
+    { content: ["ok"] },
+  );
+  await agent.prompt(sessionId, "first");
+  const first = /pid (\d+)/.exec(toolText("p1"))?.[1];
+  assert.ok(first, toolText("p1"));
+  await until("the server gone", () => !existsSync(`/proc/${first}`) || readFileSync(`/proc/${first}/stat`, "utf8").includes(") Z"));
+  const listed = await agent.prompt(sessionId, "/mcp");
+  assert.equal(listed.stopReason, "end_turn");
+  assert.match(agent.textOf(sessionId), /crashy.*(failed|exited)/s, "the exit is reported");
+  model.enqueue({ toolCalls: [{ id: "p2", name: "mcp__crashy__pid", arguments: {} }] }, { content: ["ok"] });
+  await agent.prompt(sessionId, "second");
+  const second = /pid (\d+)/.exec(toolText("p2"))?.[1];
+  assert.ok(second && second !== first, `a new server answered: ${toolText("p2")}`);
 });
