@@ -11,6 +11,8 @@ const USAGE = `usage: reasonix <command>
   acp [--model REF]        run as an ACP agent on stdio (what an editor launches)
   daemon run|start [--listen 127.0.0.1:PORT] | stop | status | logs [-f]
   setup [--api-key-env NAME] [--base-url URL] [--model REF] [--provider NAME]
+  chat [--cwd DIR] [--model REF] [-p PROMPT]   talk to a new session from this terminal (or a pipe)
+  attach SESSION           join a session another window runs: watch, prompt, steer, cancel
   sessions [--cwd DIR]     list stored sessions
   --version
 `;
@@ -35,6 +37,17 @@ async function main(): Promise<void> {
     }
     case "setup":
       return (await import("./setup.js")).runSetup(rest);
+    case "chat":
+      return (await import("./chat/chat.js")).runChat(rest);
+    case "attach": {
+      const [session, ...more] = rest;
+      if (!session || session.startsWith("-")) {
+        process.stderr.write("usage: reasonix attach SESSION\n");
+        process.exitCode = 2;
+        return;
+      }
+      return (await import("./chat/chat.js")).runChat(more, session);
+    }
     case "sessions":
       return (await import("./sessions.js")).listSessionsCommand(rest);
     case "--version":

@@ -4,6 +4,25 @@ import { JsonRpcPeer } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
 import { parseFlags } from "../shared/cli.js";
 import { connectOrStart } from "./connect.js";
+import { httpOverSocket } from "./daemon-process.js";
+
+interface LiveSession {
+  sessionId: string;
+  status: string;
+  running: boolean;
+  attachments: number;
+  pendingPermissions: unknown[];
+  inbox?: { depth: number };
+}
+
+/** What a session is doing now: live sessions from /status, the rest from their stored state. */
+function stateOf(live: LiveSession | undefined): string {
+  if (!live) return "stored";
+  if (live.pendingPermissions.length > 0) return "waiting for permission";
+  if (live.running) return "running";
+  if (live.status === "interrupted") return "interrupted";
+  return "idle";
+}
 
 interface Listed {
   sessions: Array<{ sessionId: string; cwd: string; title?: string; updatedAt?: string }>;
@@ -29,7 +48,15 @@ export async function listSessionsCommand(args: string[]): Promise<void> {
     process.stdout.write("no sessions\n");
     return;
   }
+  const paths = resolvePaths();
+  const status = await httpOverSocket(paths, "GET", "/status").then(
+    (r) => JSON.parse(r.body) as { liveSessions?: LiveSession[] },
+    () => ({ liveSessions: [] as LiveSession[] }),
+  );
+  const live = new Map((status.liveSessions ?? []).map((s) => [s.sessionId, s]));
   for (const r of rows) {
-    process.stdout.write(`${r.sessionId}  ${r.updatedAt ?? ""}  ${r.cwd}  ${r.title ?? ""}\n`);
+    const l = live.get(r.sessionId);
+    const windows = l ? `${l.attachments} window${l.attachments === 1 ? "" : "s"}` : "";
+    process.stdout.write(`${r.sessionId}  ${stateOf(l).padEnd(22)}  ${windows.padEnd(9)}  ${r.updatedAt ?? ""}  ${r.cwd}  ${r.title ?? ""}\n`);
   }
 }
