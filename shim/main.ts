@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     case "setup":
       return (await import("./setup.js")).runSetup(rest);
     case "chat":
-      return (await import("./chat/chat.js")).runChat(rest);
+      return (await import("./chat.js")).runChat(rest);
     case "attach": {
       const [session, ...more] = rest;
       if (!session || session.startsWith("-")) {
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
         process.exitCode = 2;
         return;
       }
-      return (await import("./chat/chat.js")).runChat(more, session);
+      return (await import("./chat.js")).runChat(more, session);
     }
     case "sessions":
       return (await import("./sessions.js")).listSessionsCommand(rest);

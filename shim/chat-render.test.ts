@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { countLines, diffStat, Renderer, usageLine } from "./render.js";
+import { countLines, diffStat, Renderer, usageLine } from "./chat-render.js";
 
 test("diff stats count changed lines, not the trailing newline: a new two-line file is +2", () => {
   assert.deepEqual(diffStat(null, "line one\nline two\n"), { added: 2, removed: 0 });

@@ -6,11 +6,11 @@
  */
 import { resolve } from "node:path";
 import { createInterface, emitKeypressEvents, type Interface } from "node:readline";
-import { ErrorCode, JsonRpcPeer, RpcError } from "../../shared/jsonrpc.js";
-import { parseFlags } from "../../shared/cli.js";
-import { resolvePaths } from "../../shared/paths.js";
-import { connectOrStart } from "../connect.js";
-import { Renderer, usageLine } from "./render.js";
+import { ErrorCode, JsonRpcPeer, RpcError } from "../shared/jsonrpc.js";
+import { parseFlags } from "../shared/cli.js";
+import { resolvePaths } from "../shared/paths.js";
+import { connectOrStart } from "./connect.js";
+import { Renderer, usageLine } from "./chat-render.js";
 
 export const CHAT_USAGE = `usage: reasonix chat [--cwd DIR] [--model provider/model] [-p PROMPT] [--session ID]
        reasonix attach SESSION
