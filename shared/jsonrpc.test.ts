@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { classify, ConnectionClosedError, JsonRpcPeer, ResultThen, RpcError } from "./jsonrpc.js";
+import { classify, ConnectionClosedError, JsonRpcPeer, ResultThen, RpcError, rawTopLevelId } from "./jsonrpc.js";
 
 /** Two peers wired back to back, as over a socket. */
 function pair(handlersB: ConstructorParameters<typeof JsonRpcPeer>[1]) {
@@ -106,4 +106,21 @@ test("$/cancel_request aborts the named handler; a request's own abort sends it"
   controller.abort();
   await assert.rejects(p, (e: unknown) => e instanceof RpcError && e.code === -32800);
   assert.ok(out.some((t) => t.includes('"$/cancel_request"')));
+});
+
+test("ids beyond JavaScript's safe integers are echoed exactly as they were sent", async () => {
+  assert.equal(rawTopLevelId('{"jsonrpc":"2.0","id":18446744073709551617,"method":"x"}'), "18446744073709551617");
+  assert.equal(rawTopLevelId('{"params":{"id":1,"nested":[{"id":2}]},"id" : 123456789012345678901234,"jsonrpc":"2.0"}'), "123456789012345678901234");
+  assert.equal(rawTopLevelId('{"method":"a\\"id\\":5","id":-9.5e300}'), "-9.5e300");
+  assert.equal(rawTopLevelId('{"id":"s"}'), undefined);
+  const sent: string[] = [];
+  const peer = new JsonRpcPeer((t) => sent.push(t), { request: () => ({ ok: true }), notification: () => undefined });
+  peer.receive('{"jsonrpc":"2.0","id":18446744073709551617,"method":"anything","params":{}}');
+  peer.receive('{"jsonrpc":"2.0","id":9007199254740993,"method":"nope"');
+  await new Promise((r) => setImmediate(r));
+  assert.ok(sent.includes('{"jsonrpc":"2.0","id":18446744073709551617,"result":{"ok":true}}'), sent.join("\n"));
+  assert.ok(
+    sent.some((l) => JSON.parse(l).error?.code === -32700),
+    "a broken line is still -32700",
+  );
 });

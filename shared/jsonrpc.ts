@@ -3,7 +3,45 @@
  * one message per call of `send`. Transport-agnostic on purpose (the MCP SDK's split): the daemon
  * runs one peer per WebSocket, tests run one over stdio.
  */
-export type JsonRpcId = number | string | null;
+export type JsonRpcId = number | string | null | ExactId;
+
+/**
+ * A numeric request id that a JavaScript number would round (18446744073709551617 parses as
+ * 18446744073709552000): kept as its JSON text, so the answer echoes the id exactly.
+ */
+export class ExactId {
+  constructor(readonly text: string) {}
+}
+
+/** The JSON text of the top-level "id" member's value, found without parsing the rest. */
+export function rawTopLevelId(text: string): string | undefined {
+  let depth = 0;
+  let i = 0;
+  let expectKey = false;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      const str = text.slice(i + 1, j);
+      i = j + 1;
+      if (depth === 1 && expectKey) {
+        expectKey = false;
+        while (/\s/.test(text[i] ?? "")) i++;
+        if (text[i] !== ":") continue;
+        i++;
+        while (/\s/.test(text[i] ?? "")) i++;
+        if (str === "id") return /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i))?.[0];
+      }
+      continue;
+    }
+    if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+    if (depth === 1 && (c === "{" || c === ",")) expectKey = true;
+    i++;
+  }
+  return undefined;
+}
 
 /**
  * Every error this agent answers with, in one place: its code and how its message reads (like
@@ -101,7 +139,7 @@ export type Incoming =
   | { kind: "invalid"; id: JsonRpcId; error: RpcError };
 
 function isId(v: unknown): v is JsonRpcId {
-  return v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+  return v === null || typeof v === "string" || v instanceof ExactId || (typeof v === "number" && Number.isFinite(v));
 }
 
 /** Classifies one text frame without throwing. */
@@ -119,6 +157,10 @@ export function classify(text: string): Incoming {
     return { kind: "invalid", id: null, error: RpcError.invalidRequest("a message must be a JSON object") };
   }
   const m = msg as Record<string, unknown>;
+  if (typeof m.id === "number" && !Number.isSafeInteger(m.id)) {
+    const raw = rawTopLevelId(text);
+    if (raw !== undefined && String(m.id) !== raw) m.id = new ExactId(raw);
+  }
   const hasId = "id" in m;
   const id = hasId && isId(m.id) ? m.id : null;
   if (m.jsonrpc !== "2.0") {
@@ -374,8 +416,15 @@ export class JsonRpcPeer {
     }
   }
 
-  private write(msg: object): void {
+  private write(msg: Record<string, unknown>): void {
     if (this.closedReason) return;
+    if (msg.id instanceof ExactId) {
+      // "jsonrpc" then "id" first, as in every other answer (the shim reads responses by that prefix).
+      const { jsonrpc: _version, id, ...rest } = msg;
+      const body = JSON.stringify(rest);
+      this.sendText(`{"jsonrpc":"2.0","id":${id.text}${body === "{}" ? "}" : `,${body.slice(1)}`}`);
+      return;
+    }
     this.sendText(JSON.stringify(msg));
   }
 }

@@ -89,3 +89,13 @@ test("a 33 MiB line gets an error answering its id; the connection stays usable"
   assert.equal(list.result.sessions.length >= 0, true);
   assert.ok((await agent.prompt(sessionId, "small prompt")).stopReason);
 });
+
+test("a request id too large for a JavaScript number is answered with the very same id", async (t) => {
+  const { agent } = await world(t);
+  await agent.initialize();
+  const from = agent.stdoutLines.length;
+  agent.writeRaw('{"jsonrpc":"2.0","id":18446744073709551617,"method":"session/list","params":{}}\n');
+  await agent.waitForLine((m) => m.result?.sessions !== undefined, undefined, agent.messages.length - 1);
+  const line = agent.stdoutLines.slice(from).find((l) => l.includes('"sessions"'));
+  assert.ok(line?.startsWith('{"jsonrpc":"2.0","id":18446744073709551617,'), line);
+});
