@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { describeProviderError, normaliseUsage, RoundAccumulator } from "./openai-chat.js";
+import { describeProviderError, NO_ANSWER, normaliseUsage, RoundAccumulator, wellFormed } from "./openai-chat.js";
 
 test("accumulates reasoning, content and streamed tool-call pieces", () => {
   const acc = new RoundAccumulator();
@@ -50,4 +50,29 @@ test("provider errors are one sentence and never carry the key", () => {
   assert.ok(!err.message.includes(key));
   assert.ok(!err.message.includes("\n"));
   assert.match(err.message, /HTTP 401/);
+});
+
+test("two user messages in a row get a note between them, inserted so each request still begins with the one before", () => {
+  const first = [
+    { role: "system" as const, content: "s" },
+    { role: "user" as const, content: "P5 do it" },
+  ];
+  const second = [...first, { role: "user" as const, content: "P6 do it" }];
+  const a = wellFormed(first);
+  const b = wellFormed(second);
+  assert.deepEqual(a, first);
+  assert.deepEqual(
+    b.map((m) => m.role),
+    ["system", "user", "assistant", "user"],
+  );
+  assert.equal(b[2]!.content, NO_ANSWER);
+  assert.deepEqual(b.slice(0, a.length), a, "the previous request is the prefix");
+  assert.deepEqual(
+    wellFormed([
+      { role: "user", content: "x" },
+      { role: "assistant", content: "y" },
+      { role: "user", content: "z" },
+    ]).length,
+    3,
+  );
 });

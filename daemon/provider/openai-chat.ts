@@ -4,7 +4,7 @@
  */
 import type OpenAI from "openai";
 import { RpcError } from "../../shared/jsonrpc.js";
-import type { ChatModel, Delta, RoundRequest, RoundResult, Usage } from "./types.js";
+import type { ChatMessage, ChatModel, Delta, RoundRequest, RoundResult, Usage } from "./types.js";
 import type { Endpoint } from "./registry.js";
 import { oneSentence, redact } from "./redact.js";
 
@@ -12,6 +12,24 @@ let sdk: Promise<typeof import("openai")> | undefined;
 const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
 
 /** Accumulates streamed deltas into one round; kept pure so it can be table-tested. */
+
+/** What stands between two user messages that no answer separated (a turn cut short). */
+export const NO_ANSWER = "(No answer: that turn was interrupted before the model replied.)";
+
+/**
+ * The conversation as providers accept it: two user messages in a row (a turn that ended before
+ * the model answered, then the next prompt) get a short assistant note between them. Inserted, not
+ * merged, so every request still begins with the one before it (the prefix cache holds).
+ */
+export function wellFormed(messages: readonly ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const m of messages) {
+    if (m.role === "user" && out.at(-1)?.role === "user") out.push({ role: "assistant", content: NO_ANSWER });
+    out.push(m);
+  }
+  return out;
+}
+
 export class RoundAccumulator {
   content = "";
   reasoning = "";
@@ -129,7 +147,7 @@ export class OpenAIChatModel implements ChatModel {
     try {
       const body = {
         model: this.model,
-        messages: req.messages,
+        messages: wellFormed(req.messages),
         stream: true as const,
         stream_options: { include_usage: true },
         ...(req.tools.length > 0 ? { tools: req.tools } : {}),
