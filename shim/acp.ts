@@ -105,13 +105,28 @@ export async function runAcp(args: string[]): Promise<void> {
     }
   };
 
+  // While the daemon's socket buffer is full, stdin is not read: a daemon that stops reading must
+  // not make this process buffer the editor's lines without limit.
+  let stdinPaused = false;
+  const resumeStdin = (): void => {
+    if (!stdinPaused) return;
+    stdinPaused = false;
+    process.stdin.resume();
+  };
+  const send = (socket: UnixWebSocket, line: string): void => {
+    if (socket.send(line) || stdinPaused) return;
+    stdinPaused = true;
+    process.stdin.pause();
+    socket.once("drain", resumeStdin);
+  };
+
   const forward = (line: string): void => {
     if (unavailable) {
       refuse(line);
       return;
     }
     memory.fromEditor(line);
-    if (ws) ws.send(line);
+    if (ws) send(ws, line);
     else early.push(line);
   };
 
@@ -166,9 +181,12 @@ export async function runAcp(args: string[]): Promise<void> {
       }
       writeLine(text, socket);
     });
-    socket.on("close", () => void lost());
+    socket.on("close", () => {
+      resumeStdin();
+      void lost();
+    });
     socket.on("error", (err) => process.stderr.write(`reasonix acp: socket error: ${err.message}\n`));
-    for (const line of early.splice(0)) socket.send(line);
+    for (const line of early.splice(0)) send(socket, line);
     if (stdinEnded) void finish();
   };
 

@@ -1,11 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
+import { createServer as createNetServer, type Socket } from "node:net";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocketServer, type WebSocket } from "ws";
-import { HandshakeError, UnixWebSocket } from "./ws-client.js";
+import { HandshakeError, MAX_MESSAGE_BYTES, UnixWebSocket, WebSocketProtocolError } from "./ws-client.js";
 
 /** A real `ws` server on a Unix socket: the same library the daemon serves /acp with. */
 async function server(onConnection: (ws: WebSocket, headers: Record<string, unknown>) => void) {
@@ -85,4 +87,215 @@ test("the server going away is a close with 1006; a missing socket is ENOENT", a
   assert.equal(code, 1006);
   await srv.close();
   await assert.rejects(UnixWebSocket.open(srv.path, "/acp", {}, 2000), (e: NodeJS.ErrnoException) => e.code === "ENOENT");
+});
+
+/** Closes the client and waits until its socket is gone. */
+async function closeClient(ws: UnixWebSocket): Promise<void> {
+  const closed = new Promise((r) => ws.once("close", r));
+  ws.close();
+  await closed;
+}
+
+/** A frame as a server writes it; `mask`, `rsv` and a wrong `fin` are there to break the rules. */
+function frame(opcode: number, payload: Buffer | string, opts: { fin?: boolean; rsv?: number; mask?: boolean; declaredLength?: number } = {}): Buffer {
+  const body = Buffer.from(payload);
+  const len = opts.declaredLength ?? body.length;
+  const head = len < 126 ? Buffer.alloc(2) : len < 65536 ? Buffer.alloc(4) : Buffer.alloc(10);
+  head[0] = (opts.fin === false ? 0 : 0x80) | ((opts.rsv ?? 0) << 4) | opcode;
+  head[1] = (opts.mask ? 0x80 : 0) | (len < 126 ? len : len < 65536 ? 126 : 127);
+  if (len >= 126 && len < 65536) head.writeUInt16BE(len, 2);
+  else if (len >= 65536) head.writeBigUInt64BE(BigInt(len), 2);
+  if (!opts.mask) return Buffer.concat([head, body]);
+  const key = Buffer.from([1, 2, 3, 4]);
+  return Buffer.concat([head, key, Buffer.from(body.map((b, i) => b ^ key[i & 3]!))]);
+}
+
+interface ClientFrame {
+  opcode: number;
+  payload: Buffer;
+}
+
+/**
+ * A hand-made server: completes the upgrade itself, then lets the test write any bytes (frames `ws`
+ * would refuse to send) and collects the client's frames, unmasked.
+ */
+async function rawServer(onConnection: (socket: Socket, frames: ClientFrame[]) => void) {
+  const dir = mkdtempSync(join(tmpdir(), "rx-wsr-"));
+  const path = join(dir, "s.sock");
+  const sockets = new Set<Socket>();
+  const srv = createNetServer((socket) => {
+    sockets.add(socket);
+    let buf = Buffer.alloc(0);
+    let upgraded = false;
+    const frames: ClientFrame[] = [];
+    socket.on("error", () => undefined);
+    socket.on("data", (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      if (!upgraded) {
+        const end = buf.indexOf("\r\n\r\n");
+        if (end === -1) return;
+        const key = /sec-websocket-key: *(\S+)/i.exec(buf.subarray(0, end).toString("latin1"))?.[1];
+        const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
+        socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+        buf = buf.subarray(end + 4);
+        upgraded = true;
+        onConnection(socket, frames);
+      }
+      for (;;) {
+        if (buf.length < 2) return;
+        let len = buf[1]! & 0x7f;
+        let off = 2;
+        if (len === 126) {
+          if (buf.length < 4) return;
+          len = buf.readUInt16BE(2);
+          off = 4;
+        } else if (len === 127) {
+          if (buf.length < 10) return;
+          len = Number(buf.readBigUInt64BE(2));
+          off = 10;
+        }
+        if (buf.length < off + 4 + len) return;
+        const key = buf.subarray(off, off + 4);
+        const payload = Buffer.from(buf.subarray(off + 4, off + 4 + len).map((b, i) => b ^ key[i & 3]!));
+        frames.push({ opcode: buf[0]! & 0x0f, payload });
+        socket.emit("client-frame");
+        buf = buf.subarray(off + 4 + len);
+      }
+    });
+  });
+  await new Promise<void>((r) => srv.listen(path, r));
+  return {
+    path,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => srv.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Opens a client on a raw server that writes `bytes`; resolves with what each side saw of the close. */
+async function failedBy(bytes: Buffer[]) {
+  let serverFrames: ClientFrame[] = [];
+  let serverEnded: Promise<void> | undefined;
+  const srv = await rawServer((socket, frames) => {
+    serverFrames = frames;
+    serverEnded = new Promise((r) => socket.once("close", r));
+    for (const b of bytes) socket.write(b);
+  });
+  const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000);
+  const messages: string[] = [];
+  ws.on("message", (t) => messages.push(t));
+  let error: unknown;
+  ws.on("error", (e) => {
+    error = e;
+  });
+  const [code, reason] = await new Promise<[number, string]>((r) => ws.once("close", (c, why) => r([c, why])));
+  await serverEnded;
+  const sent = serverFrames.find((f) => f.opcode === 0x8);
+  await srv.close();
+  return { code, reason, error, messages, sentCode: sent && sent.payload.length >= 2 ? sent.payload.readUInt16BE(0) : undefined };
+}
+
+const refusals: [string, Buffer[], number][] = [
+  ["a masked frame from the server", [frame(0x1, "hi", { mask: true })], 1002],
+  ["an RSV bit with no extension", [frame(0x1, "hi", { rsv: 0b100 })], 1002],
+  ["a 126-byte ping", [frame(0x9, Buffer.alloc(126))], 1002],
+  ["a fragmented ping", [frame(0x9, "p", { fin: false }), frame(0x0, "q")], 1002],
+  ["a continuation with no message started", [frame(0x0, "x")], 1002],
+  ["a new text frame inside a fragmented message", [frame(0x1, "a", { fin: false }), frame(0x1, "b")], 1002],
+  ["an unknown opcode", [frame(0x3, "x")], 1002],
+  ["a binary frame", [frame(0x2, "bin")], 1003],
+  ["text that is not UTF-8", [frame(0x1, Buffer.from([0x61, 0xc3, 0x28]))], 1007],
+  ["a code point cut short at the end of a fragmented message", [frame(0x1, "a", { fin: false }), frame(0x0, Buffer.from([0xe2, 0x82]))], 1007],
+];
+
+for (const [what, bytes, expected] of refusals) {
+  test(`${what} fails the connection with ${expected}, sent to the server and seen by the caller`, async () => {
+    const r = await failedBy(bytes);
+    assert.equal(r.sentCode, expected, "the close frame the server got");
+    assert.equal(r.code, expected, "the close event's code");
+    assert.ok(r.error instanceof WebSocketProtocolError && r.error.code === expected, "an error event first");
+    assert.deepEqual(r.messages, []);
+  });
+}
+
+test("a code point split across fragments, and a ping between fragments, leave the message intact", async () => {
+  let frames: ClientFrame[] = [];
+  const srv = await rawServer((socket, f) => {
+    frames = f;
+    // "é" is c3 a9: its two bytes go in different frames, with a ping between them.
+    socket.write(frame(0x1, Buffer.from([0x61, 0xc3]), { fin: false }));
+    socket.write(frame(0x9, "are you there"));
+    socket.write(frame(0x0, Buffer.from([0xa9, 0x62])));
+  });
+  const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000);
+  const text = await new Promise<string>((r) => ws.once("message", r));
+  assert.equal(text, "aéb");
+  while (!frames.some((f) => f.opcode === 0xa)) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(
+    frames.map((f) => [f.opcode, f.payload.toString()]),
+    [[0xa, "are you there"]],
+  );
+  await closeClient(ws);
+  await srv.close();
+});
+
+test("a message of exactly MAX_MESSAGE_BYTES is delivered; one byte more closes with 1009 before its payload arrives", async () => {
+  const MiB = 1024 * 1024;
+  const chunk = Buffer.alloc(MiB, 0x78);
+  const fragments = (): Buffer[] => {
+    const out = [frame(0x1, chunk, { fin: false })];
+    for (let sent = MiB; sent + MiB <= MAX_MESSAGE_BYTES; sent += MiB) out.push(frame(0x0, chunk, { fin: false }));
+    return out;
+  };
+  const rest = MAX_MESSAGE_BYTES % MiB;
+  // At the cap: delivered whole.
+  {
+    const srv = await rawServer((socket) => {
+      for (const f of fragments()) socket.write(f);
+      socket.write(frame(0x0, Buffer.alloc(rest, 0x79)));
+    });
+    const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000);
+    const text = await new Promise<string>((r) => ws.once("message", r));
+    assert.equal(text.length, MAX_MESSAGE_BYTES);
+    await closeClient(ws);
+    await srv.close();
+  }
+  // One byte over, in the last fragment, whose header says 1 MiB but whose payload is never sent:
+  // the client refuses on the header alone.
+  const r = await failedBy([...fragments(), frame(0x0, Buffer.alloc(rest, 0x79), { fin: false }), frame(0x0, Buffer.alloc(0), { declaredLength: MiB })]);
+  assert.equal(r.sentCode, 1009);
+  assert.equal(r.code, 1009);
+  assert.deepEqual(r.messages, []);
+  // A single frame whose 64-bit length is absurd is refused the same way.
+  const huge = frame(0x1, Buffer.alloc(0), { declaredLength: 2 ** 40 });
+  assert.equal((await failedBy([huge])).sentCode, 1009);
+});
+
+test("send returns false while the socket's buffer is full, and drain fires once the server reads", async () => {
+  let serverSocket: Socket | undefined;
+  let frames: ClientFrame[] = [];
+  const srv = await rawServer((socket, f) => {
+    serverSocket = socket;
+    frames = f;
+    socket.pause();
+  });
+  const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000);
+  const big = "x".repeat(256 * 1024);
+  let sent = 0;
+  let accepted = true;
+  while (accepted && sent < 1000) {
+    accepted = ws.send(big);
+    sent++;
+  }
+  assert.equal(accepted, false, "send reported the full buffer");
+  const drained = new Promise<void>((r) => ws.once("drain", r));
+  serverSocket!.resume();
+  await drained;
+  while (frames.length < sent) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(frames.length, sent, "every frame, the one that hit the full buffer too, reached the server");
+  assert.ok(frames.every((f) => f.opcode === 0x1 && f.payload.length === big.length));
+  await closeClient(ws);
+  await srv.close();
 });

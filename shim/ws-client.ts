@@ -1,6 +1,8 @@
 /**
  * A minimal RFC 6455 WebSocket client over a Unix socket, for the shim only: text frames, ping/pong,
- * close. The `ws` package takes ~45 ms to load on our 2-core machines (it pulls in http, https and
+ * close. It is strict about what it receives: a protocol error closes with 1002, a binary frame with
+ * 1003, text that is not UTF-8 with 1007, a message over `MAX_MESSAGE_BYTES` with 1009; the caller
+ * sees an `error` (when it listens) and then `close` with that code. The `ws` package takes ~45 ms to load on our 2-core machines (it pulls in http, https and
  * tls), a third of the warm-start budget; this file loads in about a millisecond. The daemon keeps
  * the full `ws` server behind @fastify/websocket, and tests talk to it with `ws`, so the two stay
  * honest against each other.
@@ -8,8 +10,25 @@
 import { connect, type Socket } from "node:net";
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { MAX_LINE_BYTES } from "../shared/ndjson.js";
 
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+/** The largest message taken, whole or in fragments: the NDJSON line limit plus the daemon's slack (WS_MAX_PAYLOAD). */
+export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES + 1024;
+/** The receive queue never holds more than one unfinished frame: a message's bytes and its longest header. */
+const MAX_QUEUE_BYTES = MAX_MESSAGE_BYTES + 14;
+
+/** The connection was failed for what the server sent; `code` is the close code sent to it. */
+export class WebSocketProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "WebSocketProtocolError";
+  }
+}
 
 export class HandshakeError extends Error {
   constructor(
@@ -31,9 +50,17 @@ class ByteQueue {
     this.length += b.length;
   }
 
+  /** The first `n` bytes (n <= length), copying only the chunks they span. */
   peek(n: number): Buffer {
     if (this.chunks[0] && this.chunks[0].length >= n) return this.chunks[0].subarray(0, n);
-    return Buffer.concat(this.chunks, this.length).subarray(0, n);
+    const parts: Buffer[] = [];
+    let got = 0;
+    for (const c of this.chunks) {
+      parts.push(c);
+      got += c.length;
+      if (got >= n) break;
+    }
+    return Buffer.concat(parts, got).subarray(0, n);
   }
 
   take(n: number): Buffer {
@@ -56,11 +83,19 @@ export interface UnixWebSocketEvents {
   message: [text: string];
   close: [code: number, reason: string];
   error: [err: Error];
+  /** The socket's write buffer emptied after a `send` returned false. */
+  drain: [];
 }
 
 export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
   private readonly queue = new ByteQueue();
   private fragments: Buffer[] = [];
+  /** A fragmented text message has begun; `fragmentBytes` is its size so far. */
+  private inMessage = false;
+  private fragmentBytes = 0;
+  /** Set once the connection is failed: nothing more is parsed. */
+  private failed = false;
+  private readonly utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   private closed = false;
   private closing: { code: number; reason: string } | undefined;
 
@@ -146,18 +181,30 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         socket.setNoDelay(true);
         const ws = new UnixWebSocket(socket);
         socket.on("data", (c: Buffer) => ws.onData(c));
-        socket.on("error", (err) => ws.emit("error", err));
+        // `close` always follows, so an error nobody listens for must not throw.
+        socket.on("error", (err) => {
+          if (ws.listenerCount("error") > 0) ws.emit("error", err);
+        });
+        socket.on("drain", () => ws.emit("drain"));
         socket.on("close", () => ws.finish(ws.closing?.code ?? 1006, ws.closing?.reason ?? "connection lost"));
         resolve(ws);
-        if (rest.length > 0) ws.onData(rest);
+        // Frames that came with the 101 wait until the caller has had its turn to add listeners.
+        if (rest.length > 0) {
+          ws.queue.push(rest);
+          setImmediate(() => ws.onData(Buffer.alloc(0)));
+        }
       };
       socket.on("data", onData);
     });
   }
 
-  send(text: string): void {
-    if (this.closed || this.closing) return;
-    this.writeFrame(0x1, Buffer.from(text, "utf8"));
+  /**
+   * Sends one text frame. Returns false when the frame had to wait behind a full socket buffer: send
+   * no more until `drain`. After close the text is dropped (true: there is nothing to wait for).
+   */
+  send(text: string): boolean {
+    if (this.closed || this.closing) return true;
+    return this.writeFrame(0x1, Buffer.from(text, "utf8"));
   }
 
   close(code = 1000, reason = ""): void {
@@ -179,7 +226,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
     this.socket.resume();
   }
 
-  private writeFrame(opcode: number, payload: Buffer): void {
+  private writeFrame(opcode: number, payload: Buffer): boolean {
     const len = payload.length;
     const headLen = len < 126 ? 2 : len < 65536 ? 4 : 10;
     const frame = Buffer.allocUnsafe(headLen + 4 + len);
@@ -196,52 +243,108 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
     const mask = frame.subarray(headLen, headLen + 4);
     randomFillSync(mask);
     for (let i = 0; i < len; i++) frame[headLen + 4 + i] = payload[i]! ^ mask[i & 3]!;
-    this.socket.write(frame);
+    return this.socket.write(frame);
+  }
+
+  /**
+   * Fails the connection (RFC 6455 §7.1.7) for what the server sent: a close frame with `code`, then
+   * the socket is ended and dropped; `close` follows with `code` once it is gone.
+   */
+  private fail(code: number, reason: string): void {
+    if (this.failed || this.closed) return;
+    this.failed = true;
+    this.fragments = [];
+    this.inMessage = false;
+    this.fragmentBytes = 0;
+    if (this.listenerCount("error") > 0) this.emit("error", new WebSocketProtocolError(code, reason));
+    if (!this.closing) {
+      this.closing = { code, reason };
+      const payload = Buffer.alloc(2 + Buffer.byteLength(reason));
+      payload.writeUInt16BE(code, 0);
+      payload.write(reason, 2);
+      this.writeFrame(0x8, payload);
+    }
+    this.socket.end(() => this.socket.destroy());
+    // A server that stops reading would keep the close frame (and `end`) waiting for ever.
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+  }
+
+  /** The reason to fail on this frame header, or undefined when it is acceptable. */
+  private refuse(b0: number, b1: number, len: number): [number, string] | undefined {
+    const fin = (b0 & 0x80) !== 0;
+    const opcode = b0 & 0x0f;
+    if ((b0 & 0x70) !== 0) return [1002, "RSV bits set without an extension"];
+    if ((b1 & 0x80) !== 0) return [1002, "a masked frame from the server"];
+    if (opcode >= 0x8) {
+      if (opcode > 0xa) return [1002, `unknown opcode ${opcode}`];
+      if (!fin) return [1002, "a fragmented control frame"];
+      if ((b1 & 0x7f) > 125) return [1002, "a control frame longer than 125 bytes"];
+      if (opcode === 0x8 && len === 1) return [1002, "a close frame with a 1-byte payload"];
+      return undefined;
+    }
+    if (opcode > 0x2) return [1002, `unknown opcode ${opcode}`];
+    if (opcode === 0x0 && !this.inMessage) return [1002, "a continuation frame with no message started"];
+    if (opcode !== 0x0 && this.inMessage) return [1002, "a new data frame inside a fragmented message"];
+    if (opcode === 0x2) return [1003, "binary frames are not supported"];
+    if (this.fragmentBytes + len > MAX_MESSAGE_BYTES) return [1009, `a message over ${MAX_MESSAGE_BYTES} bytes`];
+    return undefined;
   }
 
   private onData(chunk: Buffer): void {
+    if (this.failed) return;
     this.queue.push(chunk);
     for (;;) {
-      if (this.queue.length < 2) return;
+      if (this.failed || this.queue.length < 2) break;
       const h = this.queue.peek(2);
       const fin = (h[0]! & 0x80) !== 0;
       const opcode = h[0]! & 0x0f;
-      const masked = (h[1]! & 0x80) !== 0;
       let len = h[1]! & 0x7f;
       let offset = 2;
       if (len === 126) {
-        if (this.queue.length < 4) return;
+        if (this.queue.length < 4) break;
         len = this.queue.peek(4).readUInt16BE(2);
         offset = 4;
       } else if (len === 127) {
-        if (this.queue.length < 10) return;
-        len = Number(this.queue.peek(10).readBigUInt64BE(2));
+        if (this.queue.length < 10) break;
+        const big = this.queue.peek(10).readBigUInt64BE(2);
+        // Anything over the cap is refused below; keep the number exact up to there.
+        len = big > BigInt(MAX_QUEUE_BYTES) ? MAX_QUEUE_BYTES + 1 : Number(big);
         offset = 10;
       }
-      const total = offset + (masked ? 4 : 0) + len;
-      if (this.queue.length < total) return;
-      const frame = this.queue.take(total);
-      let payload = frame.subarray(offset + (masked ? 4 : 0));
-      if (masked) {
-        const mask = frame.subarray(offset, offset + 4);
-        payload = Buffer.from(payload);
-        for (let i = 0; i < payload.length; i++) payload[i] = payload[i]! ^ mask[i & 3]!;
+      // Checked on the header, before the payload is waited for: an oversize frame is never buffered.
+      const refused = this.refuse(h[0]!, h[1]!, len);
+      if (refused) {
+        this.fail(...refused);
+        break;
       }
-      this.onFrame(fin, opcode, payload);
+      const total = offset + len;
+      if (this.queue.length < total) break;
+      this.onFrame(fin, opcode, this.queue.take(total).subarray(offset));
     }
+    if (this.queue.length > MAX_QUEUE_BYTES) this.fail(1009, "the receive queue is over its limit");
   }
 
   private onFrame(fin: boolean, opcode: number, payload: Buffer): void {
     switch (opcode) {
       case 0x0:
-      case 0x1:
+      case 0x1: {
         this.fragments.push(payload);
-        if (fin) {
-          const text = (this.fragments.length === 1 ? this.fragments[0]! : Buffer.concat(this.fragments)).toString("utf8");
-          this.fragments = [];
-          this.emit("message", text);
+        this.fragmentBytes += payload.length;
+        this.inMessage = !fin;
+        if (!fin) return;
+        const bytes = this.fragments.length === 1 ? this.fragments[0]! : Buffer.concat(this.fragments, this.fragmentBytes);
+        this.fragments = [];
+        this.fragmentBytes = 0;
+        let text: string;
+        try {
+          text = this.utf8.decode(bytes);
+        } catch {
+          this.fail(1007, "a text message that is not valid UTF-8");
+          return;
         }
+        this.emit("message", text);
         return;
+      }
       case 0x8: {
         const code = payload.length >= 2 ? payload.readUInt16BE(0) : 1005;
         const reason = payload.length > 2 ? payload.subarray(2).toString("utf8") : "";
@@ -256,7 +359,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         this.writeFrame(0xa, payload);
         return;
       default:
-        return; // pong and binary frames carry nothing for us
+        return; // pong: nothing to do
     }
   }
 
