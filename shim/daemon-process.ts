@@ -3,27 +3,9 @@
  * process still runs, and a plain HTTP request over its socket. `node:http` is imported on first
  * use, so the `acp` hot path never pays for it.
  */
-import { readFileSync } from "node:fs";
 import { socketTrustProblem, UntrustedPathError, type Paths } from "../shared/paths.js";
 
-/**
- * Alive and not a zombie: a daemon a shim started stays that shim's child until it is reaped, so a
- * bare `kill(pid, 0)` would call a dead daemon alive.
- */
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const end = stat.lastIndexOf(")");
-    return stat.slice(end + 2, end + 3) !== "Z";
-  } catch {
-    return true;
-  }
-}
+export { isRunning } from "../shared/process.js";
 
 /** One request over the daemon's socket; refuses (UntrustedPathError) a socket this user cannot trust. */
 export async function httpOverSocket(paths: Paths, method: string, path: string, timeoutMs = 3000): Promise<{ status: number; body: string }> {

@@ -4,6 +4,7 @@
  * is ended. Read from /proc (Linux); elsewhere only the direct child is known.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { isRunning } from "../../shared/process.js";
 
 function parentOf(pid: number): number | undefined {
   try {
@@ -42,20 +43,6 @@ export function processTree(pid: number): number[] {
   return out;
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
-}
-
 /** SIGTERM to every process of the tree, then SIGKILL to what is left after `graceMs`. */
 export async function endTree(pids: readonly number[], graceMs: number): Promise<void> {
   const signal = (sig: NodeJS.Signals): void => {
@@ -69,6 +56,6 @@ export async function endTree(pids: readonly number[], graceMs: number): Promise
   };
   signal("SIGTERM");
   const deadline = Date.now() + graceMs;
-  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-  if (pids.some(alive)) signal("SIGKILL");
+  while (pids.some(isRunning) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  if (pids.some(isRunning)) signal("SIGKILL");
 }
