@@ -95,6 +95,22 @@ function matching(progress: Int32Array, on: boolean): void {
   Atomics.store(progress, MATCHING, on ? 1 : 0);
 }
 
+/** The overall bound of one search: each step reports progress and checks the clock. */
+function overallDeadline(deadline: number, progress: Int32Array) {
+  const clock = {
+    timedOut: false,
+    expired(): boolean {
+      if (Date.now() > deadline) clock.timedOut = true;
+      return clock.timedOut;
+    },
+    goOn(): boolean {
+      tick(progress);
+      return !clock.expired();
+    },
+  };
+  return clock;
+}
+
 function grep(job: GrepJob, progress: Int32Array): GrepResult {
   const re = new RegExp(job.source, job.flags);
   const filter = fileFilter(job.glob);
@@ -102,14 +118,9 @@ function grep(job: GrepJob, progress: Int32Array): GrepResult {
   const files = new Set<string>();
   const state: WalkState = { incomplete: false };
   let more = false;
-  let timedOut = false;
-  const goOn = (): boolean => {
-    tick(progress);
-    if (Date.now() > job.deadline) timedOut = true;
-    return !timedOut;
-  };
-  for (const file of walkFiles(job.root, { goOn }, state)) {
-    if (more || !goOn()) break;
+  const clock = overallDeadline(job.deadline, progress);
+  for (const file of walkFiles(job.root, { goOn: clock.goOn }, state)) {
+    if (more || !clock.goOn()) break;
     if (filter && !filter(job.root, file)) continue;
     const lines = readText(file);
     if (!lines) continue;
@@ -118,10 +129,7 @@ function grep(job: GrepJob, progress: Int32Array): GrepResult {
     for (let i = 0; i < lines.length; i++) {
       const hit = re.test(lines[i]!);
       tick(progress);
-      if ((i & 1023) === 1023 && Date.now() > job.deadline) {
-        timedOut = true;
-        break;
-      }
+      if ((i & 1023) === 1023 && clock.expired()) break;
       if (!hit) continue;
       if (hits.length >= job.maxResults) {
         more = true;
@@ -131,9 +139,9 @@ function grep(job: GrepJob, progress: Int32Array): GrepResult {
       files.add(file);
     }
     matching(progress, false);
-    if (timedOut) break;
+    if (clock.timedOut) break;
   }
-  return { kind: "grep", hits, files: files.size, more, incomplete: state.incomplete, timedOut };
+  return { kind: "grep", hits, files: files.size, more, incomplete: state.incomplete, timedOut: clock.timedOut };
 }
 
 /** A searchable file's lines, or undefined for files grep skips (huge, binary, unreadable). */
@@ -153,13 +161,8 @@ function glob(job: GlobJob, progress: Int32Array): GlobResult {
   const re = globToRegExp(job.glob);
   const found: string[] = [];
   const state: WalkState = { incomplete: false };
-  let timedOut = false;
-  const goOn = (): boolean => {
-    tick(progress);
-    if (Date.now() > job.deadline) timedOut = true;
-    return !timedOut;
-  };
-  for (const file of walkFiles(job.root, { goOn }, state)) {
+  const clock = overallDeadline(job.deadline, progress);
+  for (const file of walkFiles(job.root, { goOn: clock.goOn }, state)) {
     matching(progress, true);
     const hit = re.test(toPosix(relative(job.root, file)));
     matching(progress, false);
@@ -172,6 +175,6 @@ function glob(job: GlobJob, progress: Int32Array): GlobResult {
     shown: found.slice(0, GLOB_MAX_RESULTS).map((f) => displayPath(job.cwd, f)),
     count: found.length,
     incomplete: state.incomplete,
-    timedOut,
+    timedOut: clock.timedOut,
   };
 }
