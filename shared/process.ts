@@ -13,7 +13,9 @@ export function isRunning(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const end = stat.lastIndexOf(")");
-    return stat.slice(end + 2, end + 3) !== "Z";
+    const state = stat.slice(end + 2, end + 3);
+    // Z: exited, not yet reaped; X: being torn down.
+    return state !== "Z" && state !== "X";
   } catch {
     return true;
   }

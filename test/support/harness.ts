@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import { AcpWireChecker } from "./acp-schema.js";
+import { isRunning } from "../../shared/process.js";
 
 /** The repository root: this file runs as dist/test/support/harness.js. */
 export const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -69,20 +70,7 @@ export function daemonPid(home: string): number | undefined {
 }
 
 /** Zombies count as dead: a killed daemon whose parent has not reaped it yet is gone for our purposes. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return true; // no procfs: trust kill(0)
-  }
-}
+export const isAlive = isRunning;
 
 /** Waits until the daemon has written its pid and is running; returns the pid. */
 export async function waitForDaemonPid(home: string, timeoutMs = DEFAULT_WAIT_MS): Promise<number> {
