@@ -10,6 +10,7 @@ import { INTERACTION_METHOD } from "../mcp/interaction.js";
 import { ContentBlock } from "../../shared/acp-schemas.js";
 import type { Session } from "../sessions/session.js";
 import { promptToText } from "../sessions/prompt-text.js";
+import { commandAnswer } from "../sessions/command-host.js";
 import { STATUS_UPDATE_METHOD } from "../sessions/meter.js";
 import { FORM_REQUEST, SURFACE_NOTIFICATION } from "../sessions/surfaces.js";
 
@@ -144,7 +145,8 @@ export async function inboxRefresh(params: z.output<typeof ItemRequest>, conn: A
 
 export async function reloadExtensions(params: z.output<typeof SessionOnly>, conn: AcpWindow): Promise<object> {
   const session = await sessionFor(conn, params.sessionId);
-  return session.driver.reload(() => session.reloadRuntime());
+  // The notice is recorded like a command's answer, so every window (and a later load) shows it.
+  return session.driver.reload(async () => session.emit(commandAnswer(await session.reloadRuntime())));
 }
 
 export async function sessionStatus(params: z.output<typeof SessionOnly>, conn: AcpWindow): Promise<object> {

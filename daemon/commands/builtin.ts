@@ -31,6 +31,8 @@ export interface CommandHost {
   environmentNames(): string[];
   /** Takes the calling window's environment (minus secrets) for the session's commands; returns the names. */
   reloadEnvironment(): Promise<string[]>;
+  /** Rebuilds plugins, MCP servers, commands and the system prompt (project instructions); returns the notice. */
+  reload(): Promise<string>;
 }
 
 export interface BuiltinCommand {
@@ -124,6 +126,13 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         "",
         "Names containing KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are left out; `shellEnvironment` in config.json adjusts that.",
       ].join("\n");
+    },
+  },
+  {
+    name: "reload",
+    description: "Reload project instructions (AGENTS.md, REASONIX.md), plugins, MCP servers and commands",
+    async run(_args, host) {
+      return host.reload();
     },
   },
   {

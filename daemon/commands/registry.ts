@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import type { AvailableCommand } from "@agentclientprotocol/sdk";
 import { BUILTIN_COMMANDS, type BuiltinCommand } from "./builtin.js";
+import { MODEL_COMMANDS } from "./init.js";
 import { expandTemplate, loadCustomCommands, parseSlash, splitArgs, type CustomCommand } from "./custom.js";
 import type { McpPromptInfo } from "../mcp/hub.js";
 
@@ -40,13 +41,14 @@ export class CommandSet {
   ) {}
 
   static async load(dirs: string[], plugins: readonly PluginCommand[], prompts: readonly McpPromptInfo[] = []): Promise<CommandSet> {
-    const custom = (await loadCustomCommands(dirs)).filter((c) => !BUILTIN_COMMANDS.some((b) => b.name === c.name));
+    const reserved = [...BUILTIN_COMMANDS, ...MODEL_COMMANDS].map((b) => b.name);
+    const custom = (await loadCustomCommands(dirs)).filter((c) => !reserved.includes(c.name));
     return new CommandSet(custom, plugins, prompts);
   }
 
   available(): AvailableCommand[] {
     return [
-      ...BUILTIN_COMMANDS.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
+      ...[...BUILTIN_COMMANDS, ...MODEL_COMMANDS].map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
       ...this.custom.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) })),
       ...this.plugins
         .filter((p) => !this.custom.some((c) => c.name === p.name))
@@ -73,6 +75,8 @@ export class CommandSet {
     if (!slash) return { kind: "none" };
     const builtin = BUILTIN_COMMANDS.find((c) => c.name === slash.name);
     if (builtin) return { kind: "local", command: builtin, args: slash.args };
+    const forModel = MODEL_COMMANDS.find((c) => c.name === slash.name);
+    if (forModel) return { kind: "template", name: forModel.name, text: forModel.prompt(slash.args) };
     const custom = this.custom.find((c) => c.name === slash.name);
     if (custom) return { kind: "template", name: custom.name, text: expandTemplate(custom.body, slash.args) };
     const [pluginName, actionName] = slash.name.split(":");

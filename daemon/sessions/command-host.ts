@@ -24,6 +24,7 @@ export interface CommandHostParts {
     readonly providerEnv: Readonly<Record<string, string | undefined>> | undefined;
     toolEnv(): Record<string, string>;
     takeEnvironment(port: ClientPort): Promise<string[]>;
+    reloadRuntime(): Promise<string>;
   };
   runtime: SessionRuntime;
   tools: SessionTools;
@@ -58,6 +59,7 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
       if (!origin) throw RpcError.invalidRequest("no window to take an environment from");
       return session.takeEnvironment(origin);
     },
+    reload: () => session.reloadRuntime(),
   };
 }
 

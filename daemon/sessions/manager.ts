@@ -11,6 +11,7 @@ import { Inbox, inboxKeys } from "../inbox/inbox.js";
 import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
 import { filterEnvironment } from "./environment.js";
 import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
+import { buildSystemPrompt } from "./instructions.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -106,7 +107,8 @@ export class SessionManager {
       historyLength: 0,
     };
     record.environment = filterEnvironment(input.env, this.deps.config().shellEnvironment);
-    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id));
+    const prompt = await buildSystemPrompt(record, this.deps.configDir);
+    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), prompt.text);
     session.providerEnv = input.env;
     this.live.set(record.id, session);
     try {
@@ -141,7 +143,9 @@ export class SessionManager {
       const [last] = await this.store.range<LedgerEntry>(keys.eventPrefix(id), { reverse: true, limit: 1 });
       if (last && last.value.seq > record.lastSeq) record.lastSeq = last.value.seq;
       record.historyLength = history.length;
-      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id));
+      // A stored conversation keeps its own system prompt: the prefix cache outlives a daemon restart.
+      const systemText = history.length === 0 ? (await buildSystemPrompt(record, this.deps.configDir)).text : "";
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), systemText);
       this.live.set(id, session);
       // Nothing runs a session that is not live: a turn stored as running was cut short (a daemon
       // that died, or a write that failed before the session closed).

@@ -59,6 +59,17 @@ export class SessionState {
     this.put(keys.history(this.id, n), msg);
   }
 
+  /** A reload's new system prompt: the conversation's first message, replaced in memory and in the store. */
+  replaceSystemPrompt(text: string): void {
+    const msg: ChatMessage = { role: "system", content: text };
+    if (this.messages.length === 0) {
+      this.appendHistory(msg);
+      return;
+    }
+    this.messages[0] = msg;
+    this.put(keys.history(this.id, 0), msg);
+  }
+
   appendLedger(entry: LedgerBody): void {
     const seq = ++this.record.lastSeq;
     this.put(keys.event(this.id, seq), { ...entry, seq, at: new Date().toISOString() });

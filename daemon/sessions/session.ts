@@ -9,7 +9,7 @@ import type { Logger } from "../log/log.js";
 import type { DaemonConfig } from "../config/config.js";
 import type { StatusEvent } from "../agent/session-port.js";
 import type { TurnRunner } from "../agent/turn-runner.js";
-import { systemPrompt } from "../agent/system-prompt.js";
+import { refreshSystemPrompt } from "./instructions.js";
 import type { Inbox, InboxItem } from "../inbox/inbox.js";
 import type { SessionDeps } from "./deps.js";
 import type { SettingsHost } from "./settings.js";
@@ -55,6 +55,7 @@ export class Session implements SettingsHost, DriverHost {
     history: ChatMessage[],
     private readonly deps: SessionDeps,
     readonly inbox: Inbox,
+    systemText = "",
   ) {
     this.log = deps.log.child({ sessionId: record.id });
     this.driver = new InboxDriver(this, inbox, this.log);
@@ -69,7 +70,7 @@ export class Session implements SettingsHost, DriverHost {
       turns: this.turns,
       status: this.status,
     } = wireSession(this, this.state, this.meter, inbox, deps));
-    if (history.length === 0) this.state.appendHistory({ role: "system", content: systemPrompt(record.cwd, record.additionalDirectories) });
+    if (history.length === 0) this.state.appendHistory({ role: "system", content: systemText });
   }
 
   get id(): string {
@@ -164,9 +165,10 @@ export class Session implements SettingsHost, DriverHost {
     this.runtime.sendCommands(port);
   }
 
-  /** Rebuilds plugins, MCP servers and commands atomically (reloadExtensions). */
-  reloadRuntime(): Promise<void> {
-    return this.runtime.reload();
+  /** Rebuilds plugins, MCP servers and commands atomically, then the system prompt; returns the notice (reloadExtensions, /reload). */
+  async reloadRuntime(): Promise<string> {
+    await this.runtime.reload();
+    return refreshSystemPrompt(this.state, this.deps.configDir);
   }
 
   /** Ends the session's MCP servers (daemon stop); the session stays as it is. */
