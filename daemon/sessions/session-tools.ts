@@ -6,6 +6,7 @@ import type { PermissionOption } from "@agentclientprotocol/sdk";
 import { builtinTools } from "../tools/builtin/index.js";
 import { localCommands } from "../tools/local-commands.js";
 import { localFiles } from "../tools/local-files.js";
+import { FileSnapshots } from "../tools/file-snapshots.js";
 import { routedCommands } from "../tools/editor-commands.js";
 import { routedFiles } from "../tools/editor-files.js";
 import { ApprovalMemory, isPreset, type Preset } from "../tools/permissions.js";
@@ -29,6 +30,8 @@ export interface SessionToolsHost {
 
 export class SessionTools {
   readonly memory = new ApprovalMemory();
+  /** What the model last read of each file, for the stale check; the session's, in memory only. */
+  readonly snapshots = new FileSnapshots();
   /** Fixed for the session: the provider's prefix cache depends on a stable tool list. */
   private tools: ReadonlyMap<string, Tool> = new Map();
   private specs: ToolSpec[] = [];
@@ -77,6 +80,7 @@ export class SessionTools {
           env,
           signal: sig,
           files: routedFiles(record.id, pick, localFiles(), sig),
+          snapshots: this.snapshots,
           commands: routedCommands(record.id, pick, localCommands(env)),
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
           controls: host.controls,

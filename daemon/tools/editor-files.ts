@@ -45,7 +45,7 @@ export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAc
           target = undefined;
         }
       }
-      const editor = target === "latin1" ? undefined : pick("writeTextFile");
+      const editor = target !== undefined && target !== "utf8" ? undefined : pick("writeTextFile");
       if (!editor) return local.write(path, text, target);
       // An editor error is a failure of the write; falling back to disk would bypass the buffer.
       await askEditor(editor, "fs/write_text_file", { sessionId, path, content: text }, { signal, timeoutMs });

@@ -1,35 +1,23 @@
 /**
  * Text files on the local disk. Bytes survive a read → write round trip: a file that is not valid
- * UTF-8 is read as Latin-1 (one char per byte) and written back the same way, and a UTF-8 BOM is
- * kept in the text rather than silently dropped. Writes are atomic (see writeAtomic).
+ * UTF-8 is read in the encoding it was detected in (text-encoding.ts: GBK, Shift_JIS, UTF-16, …, or
+ * Latin-1, one char per byte, as the last resort) and written back the same way, and a byte-order
+ * mark is kept in the text rather than silently dropped. Writes are atomic (see writeAtomic).
  */
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { access, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { FileAccess, TextEncodingName } from "./types.js";
+import type { FileAccess } from "./types.js";
+import { decodeBytes, encodeText, encodingLabel, fitsEncoding, isUtf16, type TextEncodingName } from "./text-encoding.js";
+
+export { decodeBytes } from "./text-encoding.js";
 
 /** How far into a file we look for NUL bytes; the same heuristic git and grep use. */
 export const BINARY_PROBE_BYTES = 8192;
 
 export function looksBinary(bytes: Uint8Array): boolean {
-  return bytes.subarray(0, BINARY_PROBE_BYTES).includes(0);
-}
-
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** Decodes text the way `read` does, without the binary check. */
-export function decodeBytes(bytes: Uint8Array): { text: string; encoding: TextEncodingName } {
-  try {
-    return { text: strictUtf8.decode(bytes), encoding: "utf8" };
-  } catch {
-    return { text: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1"), encoding: "latin1" };
-  }
-}
-
-/** Latin-1 can hold only U+0000–U+00FF; anything above would be silently mangled by Buffer. */
-export function fitsLatin1(text: string): boolean {
-  return !/[^\u0000-\u00ff]/.test(text);
+  return !isUtf16(bytes) && bytes.subarray(0, BINARY_PROBE_BYTES).includes(0);
 }
 
 export class BinaryFileError extends Error {
@@ -62,13 +50,14 @@ export function localFiles(): FileAccess {
       if (!enc) {
         enc = (await existingEncoding(path)) ?? "utf8";
         // Only an inferred Latin-1 may give way to UTF-8; an explicit one is a promise to keep bytes.
-        if (enc === "latin1" && !fitsLatin1(text)) enc = "utf8";
+        if (enc === "latin1" && !fitsEncoding(text, enc)) enc = "utf8";
       }
-      if (enc === "latin1" && !fitsLatin1(text)) {
-        throw new Error(`${path} is a Latin-1 file and the new text has characters Latin-1 cannot encode`);
+      if (!fitsEncoding(text, enc)) {
+        const label = encodingLabel(enc);
+        throw new Error(`${path} is a ${label} file and the new text has characters ${label} cannot encode`);
       }
       await mkdir(dirname(path), { recursive: true });
-      await writeAtomic(path, Buffer.from(text, enc));
+      await writeAtomic(path, encodeText(text, enc));
     },
 
     async exists(path) {

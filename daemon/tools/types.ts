@@ -4,6 +4,7 @@
  */
 import type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { z } from "zod";
+import type { FileSnapshots } from "./file-snapshots.js";
 
 export type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry };
 
@@ -35,7 +36,8 @@ export interface FileAccess {
   exists(path: string): Promise<boolean>;
 }
 
-export type TextEncodingName = "utf8" | "latin1";
+export type { TextEncodingName } from "./text-encoding.js";
+import type { TextEncodingName } from "./text-encoding.js";
 
 export interface CommandResult {
   exitCode: number | null;
@@ -62,6 +64,8 @@ export interface ToolContext {
   signal: AbortSignal;
   toolCallId: string;
   files: FileAccess;
+  /** What the model last saw of each file: edits of a file changed since are refused. */
+  snapshots: FileSnapshots;
   commands: CommandRunner;
   /** Sends a tool_call_update for this call while it runs (e.g. the terminal it opened). */
   update(fields: Omit<ToolCallUpdate, "toolCallId">): void;

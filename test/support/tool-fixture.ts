@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { localCommands } from "../../daemon/tools/local-commands.js";
 import { localFiles } from "../../daemon/tools/local-files.js";
+import { FileSnapshots } from "../../daemon/tools/file-snapshots.js";
 import type { PlanEntry, Tool, ToolContext, ToolResult } from "../../daemon/tools/types.js";
 
 export interface Fixture {
@@ -41,6 +42,7 @@ export function fixture(): Fixture {
       signal: abort.signal,
       toolCallId: "call-1",
       files: localFiles(),
+      snapshots: new FileSnapshots(),
       commands: localCommands(process.env),
       update: (u: Update) => void f.updates.push(u),
       setPlan: (entries) => void f.plans.push(entries),

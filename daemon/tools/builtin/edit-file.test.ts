@@ -55,7 +55,7 @@ test("edit_file: not found and ambiguous fail with a hint, writing nothing", asy
   assert.match(missing.output, /Edit failed in m\.js: oldText not found/);
   const amb = await call(editFileTool, { path: "m.js", oldText: "return 1;", newText: "x" }, f.ctx);
   assert.equal(amb.failed, true);
-  assert.match(amb.output, /ambiguous: 2 matches for oldText; include more surrounding lines/);
+  assert.match(amb.output, /oldText is not unique: 2 matches \(lines 2, 5\); include more surrounding lines/);
   assert.equal(readFileSync(file, "utf8"), SRC);
 });
 
@@ -129,4 +129,18 @@ test("write_file keeps Latin-1 when it can and says so when it cannot", async ()
   const r = await call(writeFileTool, { path: "l.txt", content: "€" }, f.ctx);
   assert.match(r.output, /as UTF-8/);
   assert.equal(readFileSync(latin, "utf8"), "€");
+});
+
+test("edit_file refuses a file that changed since it was read, until it is read again; its own writes do not count", async () => {
+  const { readFileTool } = await import("./read-file.js");
+  await call(readFileTool, { path: "m.js" }, f.ctx);
+  assert.equal((await call(editFileTool, { path: "m.js", oldText: "function b", newText: "function c" }, f.ctx)).failed, undefined);
+  assert.equal((await call(editFileTool, { path: "m.js", oldText: "function c", newText: "function d" }, f.ctx)).failed, undefined, "after its own edit");
+  writeFileSync(file, `${readFileSync(file, "utf8")}// someone else\n`);
+  const stale = await call(editFileTool, { path: "m.js", oldText: "function d", newText: "function e" }, f.ctx);
+  assert.equal(stale.failed, true);
+  assert.match(stale.output, /m\.js has changed since you last read it.*Read the file again/);
+  assert.match(readFileSync(file, "utf8"), /function d[\s\S]*someone else/);
+  await call(readFileTool, { path: "m.js" }, f.ctx);
+  assert.equal((await call(editFileTool, { path: "m.js", oldText: "function d", newText: "function e" }, f.ctx)).failed, undefined);
 });

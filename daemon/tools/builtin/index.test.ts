@@ -9,7 +9,20 @@ import { todoWriteTool } from "./todo-write.js";
 test("the built-in tools come in a fixed order", () => {
   assert.deepEqual(
     builtinTools().map((t) => t.name),
-    ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "run_command", "todo_write", "ask_user", "exit_plan_mode", "update_goal"],
+    [
+      "read_file",
+      "list_directory",
+      "glob",
+      "grep",
+      "write_file",
+      "edit_file",
+      "run_command",
+      "todo_write",
+      "ask_user",
+      "exit_plan_mode",
+      "update_goal",
+      "multi_edit",
+    ],
   );
   assert.equal(JSON.stringify(builtinTools().map((t) => t.parameters)), JSON.stringify(builtinTools().map((t) => t.parameters)));
 });
@@ -73,6 +86,22 @@ const samples: Record<string, [unknown, boolean][]> = {
     [{ status: "complete", summary: "done" }, true],
     [{ status: "finished", summary: "x" }, false],
     [{ status: "continue" }, false],
+  ],
+  multi_edit: [
+    [{ path: "a", edits: [{ oldText: "x", newText: "y" }] }, true],
+    [
+      {
+        path: "a",
+        edits: [
+          { oldText: "x", newText: "y", replaceAll: true },
+          { oldText: "p", newText: "q" },
+        ],
+      },
+      true,
+    ],
+    [{ path: "a", edits: [] }, false],
+    [{ path: "a", oldText: "x", newText: "y" }, false],
+    [{ path: "a", edits: [{ oldText: "x" }] }, false],
   ],
 };
 

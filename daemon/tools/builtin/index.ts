@@ -10,6 +10,7 @@ import { todoWriteTool } from "./todo-write.js";
 import { writeFileTool } from "./write-file.js";
 import { exitPlanModeTool } from "./exit-plan-mode.js";
 import { updateGoalTool } from "./update-goal.js";
+import { multiEditTool } from "./multi-edit.js";
 
 /** The order is part of every request's cached prefix: never reorder, only append. */
 export function builtinTools(): Tool[] {
@@ -25,5 +26,6 @@ export function builtinTools(): Tool[] {
     askUserTool,
     exitPlanModeTool,
     updateGoalTool,
+    multiEditTool,
   ];
 }

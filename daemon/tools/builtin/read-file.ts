@@ -37,6 +37,8 @@ export const readFileTool = defineTool({
     } catch (err) {
       return failure(fsErrorMessage(err, shown));
     }
+    // Any part read counts: the stale check asks whether the file changed, not what was seen of it.
+    ctx.snapshots.remember(path, text);
     if (text === "") return { output: `${shown} is empty.`, content: [textContent("")] };
 
     const lines = text.split("\n");

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineTool, type TextEncodingName } from "../types.js";
-import { fitsLatin1 } from "../local-files.js";
+import { staleMessage } from "../file-snapshots.js";
+import { encodingLabel, fitsEncoding } from "../text-encoding.js";
 import { absPath, failure, fsErrorMessage, plural, shownPath } from "./common.js";
 
 const args = z.object({
@@ -35,17 +36,19 @@ export const writeFileTool = defineTool({
         if ((err as { code?: unknown }).code === "EISDIR") return failure(fsErrorMessage(err, shown));
       }
     }
+    if (oldText !== null && ctx.snapshots.isStale(path, oldText)) return failure(staleMessage(shown));
     let note = "";
-    if (encoding === "latin1" && !fitsLatin1(a.content)) {
+    if (encoding !== undefined && !fitsEncoding(a.content, encoding)) {
       // The whole content is new, so moving to UTF-8 loses nothing the model meant to keep.
+      note = ` (as UTF-8: the new content has characters ${encodingLabel(encoding)} cannot hold)`;
       encoding = "utf8";
-      note = " (as UTF-8: the new content has characters Latin-1 cannot hold)";
     }
     try {
       await ctx.files.write(path, a.content, encoding);
     } catch (err) {
       return failure(`Could not write ${shown}: ${fsErrorMessage(err, shown)}`);
     }
+    ctx.snapshots.remember(path, a.content);
     const verb = existed ? "Wrote" : "Created";
     return {
       output: `${verb} ${shown} (${plural(countLines(a.content), "line")})${note}.`,

@@ -1,0 +1,39 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { applyEdit } from "./edit-match.js";
+
+const SRC = "class A {\n    run() {\n        go(1,  2);\n        stop();\n    }\n}\n";
+
+test("an exact match replaces once; replaceAll replaces every one", () => {
+  assert.deepEqual(applyEdit("a b a", { oldText: "b", newText: "c" }, false), { text: "a c a" });
+  assert.deepEqual(applyEdit("a b a", { oldText: "a", newText: "x", replaceAll: true }, false), { text: "x b x" });
+});
+
+test("whole lines that differ only in whitespace match, and newText moves to the file's indentation", () => {
+  const r = applyEdit(SRC, { oldText: "  go(1, 2);\n  stop();\n", newText: "  go(3, 4);\n  if (x) {\n    stop();\n  }\n" }, false);
+  assert.ok("text" in r);
+  assert.equal(r.text, "class A {\n    run() {\n        go(3, 4);\n        if (x) {\n          stop();\n        }\n    }\n}\n");
+  assert.match(r.note ?? "", /matched only when whitespace was ignored \(line 3\); newText was re-indented/);
+});
+
+test("a tolerant match keeps CRLF line endings and a missing final newline", () => {
+  const crlf = "a\r\n  b  \r\nc";
+  const r = applyEdit(crlf, { oldText: "b\nc", newText: "B\nC" }, true);
+  assert.ok("text" in r);
+  assert.equal(r.text, "a\r\n  B\r\n  C");
+  const last = applyEdit("x\n\tlast", { oldText: "last", newText: "final" }, false);
+  assert.deepEqual(last, { text: "x\n\tfinal" }, "a substring is an exact match");
+});
+
+test("diagnosis: not unique (with the count and lines), not unique ignoring whitespace, nearest candidate, nothing alike", () => {
+  const twice = "f();\nx\nf();\n";
+  assert.match((applyEdit(twice, { oldText: "f();", newText: "g();" }, false) as { error: string }).error, /not unique: 2 matches \(lines 1, 3\)/);
+  assert.match(
+    (applyEdit("  f();\nx\n    f();\n", { oldText: "\tf();", newText: "g();" }, false) as { error: string }).error,
+    /not unique: it matches 2 places when whitespace is ignored \(lines 1, 3\)/,
+  );
+  const near = applyEdit(SRC, { oldText: "go(1, 3);\nstop();", newText: "x" }, false) as { error: string };
+  assert.match(near.error, /not found, not even ignoring whitespace; the nearest candidate is at line 3:\n {4}3\t {8}go\(1, {2}2\);\n {4}4\t {8}stop\(\);/);
+  assert.match((applyEdit(SRC, { oldText: "zebra quantum", newText: "x" }, false) as { error: string }).error, /nothing in the file resembles it/);
+  assert.match((applyEdit(SRC, { oldText: "", newText: "x" }, false) as { error: string }).error, /oldText is empty/);
+});
