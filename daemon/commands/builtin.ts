@@ -53,6 +53,8 @@ function grantLine(g: CommandHost["grants"][number]): string {
     case "read":
     case "write":
       return `${g.decision} ${g.tool} ${g.match === "write" ? "writing" : "reading"} ${g.covers}`;
+    case "host":
+      return `${g.decision} ${g.tool} from ${g.covers}`;
     default:
       return `${g.decision} the MCP tool ${g.covers}`;
   }

@@ -59,6 +59,7 @@ export const ConfigFile = z
       .partial()
       .strict()
       .optional(),
+    webFetch: z.object({ allowPrivateNetwork: z.boolean() }).partial().strict().optional(),
   })
   .strict();
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -90,6 +91,8 @@ export interface DaemonConfig {
   displayCurrency: "auto" | "CNY" | "USD" | undefined;
   /** What a session's commands inherit of its window's environment (sessions/environment.ts). */
   shellEnvironment: { include?: string[] | undefined; exclude?: string[] | undefined };
+  /** web_fetch: loopback, link-local and private addresses are refused unless this allows them. */
+  webFetch: { allowPrivateNetwork: boolean };
 }
 
 export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
@@ -203,6 +206,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     allowedOrigins: file.allowedOrigins ?? [],
     prices: file.prices,
     shellEnvironment: file.shellEnvironment ?? {},
+    webFetch: { allowPrivateNetwork: file.webFetch?.allowPrivateNetwork ?? false },
     displayCurrency: file.displayCurrency,
     goal: {
       maxTurns: file.goal?.maxTurns ?? 20,

@@ -26,6 +26,8 @@ export interface SessionToolsHost {
   broker: PermissionBroker;
   recordDecision(toolCallId: string, outcome: string): Promise<void>;
   controls: ToolControls;
+  /** config.json's `webFetch.allowPrivateNetwork`, read per call (the daemon re-reads the file). */
+  allowPrivateNetwork(): boolean;
 }
 
 export class SessionTools {
@@ -81,6 +83,7 @@ export class SessionTools {
           signal: sig,
           files: routedFiles(record.id, pick, localFiles(), sig),
           snapshots: this.snapshots,
+          allowPrivateNetwork: host.allowPrivateNetwork(),
           commands: routedCommands(record.id, pick, localCommands(env)),
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
           controls: host.controls,

@@ -51,6 +51,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     router,
     broker,
     recordDecision: (id, outcome) => session.recordDecision(id, outcome),
+    allowPrivateNetwork: () => deps.config().webFetch.allowPrivateNetwork,
     controls: {
       mode: () => record.mode,
       approvePlan: (plan, steps, toolCallId, signal) => approvePlan(session, plan, steps, toolCallId, signal),

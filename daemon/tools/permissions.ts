@@ -29,6 +29,7 @@ export function needsApproval(preset: Preset, access: Access, roots: readonly st
     case "write":
       return preset === "read-only" || !access.paths.every((p) => isInside(p, roots));
     case "execute":
+    case "fetch":
     case "mcp":
       // A server's hints are its own claim about itself: they pick the wording, never skip the question.
       return true;
@@ -42,13 +43,14 @@ export type Scope =
   | { kind: "exact"; tool: string; command: string }
   | { kind: "prefix"; tool: string; words: string[] }
   | { kind: "paths"; tool: string; access: "read" | "write"; paths: string[] }
-  | { kind: "mcp"; tool: string; server: string; name: string };
+  | { kind: "mcp"; tool: string; server: string; name: string }
+  | { kind: "host"; tool: string; host: string };
 
 /** One grant as /status and `_reasonix.io/session/status` show it. */
 export interface GrantView {
   decision: Decision;
   tool: string;
-  match: "exact" | "prefix" | "read" | "write" | "mcp_tool";
+  match: "exact" | "prefix" | "read" | "write" | "mcp_tool" | "host";
   covers: string;
 }
 
@@ -113,6 +115,8 @@ export function scopeLabel(scope: Scope): string {
       return `${scope.tool} ${scope.access === "write" ? "writing" : "reading"} ${scope.paths.join(", ")}`;
     case "mcp":
       return `\`${scope.name}\` of MCP server \`${scope.server}\``;
+    case "host":
+      return `${scope.tool} from ${scope.host}`;
   }
 }
 
@@ -160,6 +164,10 @@ export class ApprovalMemory {
         const scope: Scope = { kind: "mcp", tool, server: access.server, name: access.name };
         return { remembered: this.entries.get(key(scope))?.decision, scope };
       }
+      case "fetch": {
+        const scope: Scope = { kind: "host", tool, host: access.host };
+        return { remembered: this.entries.get(key(scope))?.decision, scope };
+      }
       case "none":
         return { remembered: undefined, scope: undefined };
     }
@@ -184,6 +192,8 @@ export class ApprovalMemory {
           return { decision, tool: scope.tool, match: scope.access, covers: scope.paths.join(", ") };
         case "mcp":
           return { decision, tool: scope.tool, match: "mcp_tool", covers: `${scope.name} (MCP server ${scope.server})` };
+        case "host":
+          return { decision, tool: scope.tool, match: "host", covers: scope.host };
       }
     });
   }
@@ -209,6 +219,8 @@ function key(scope: Scope): string {
       return scope.paths.map((p) => pathKey(scope.tool, scope.access, p)).join("\n");
     case "mcp":
       return `\0mcp\0${scope.server}\0${scope.name}`;
+    case "host":
+      return `${scope.tool}\0host\0${scope.host}`;
   }
 }
 

@@ -44,6 +44,8 @@ function describeAccess(access: Access): string {
       return `read ${access.paths.join(", ")}`;
     case "mcp":
       return `use \`${access.name}\` of MCP server \`${access.server}\``;
+    case "fetch":
+      return `fetch ${access.url} (from ${access.host})`;
     case "none":
       return "run this tool";
   }

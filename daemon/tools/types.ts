@@ -14,6 +14,8 @@ export type Access =
   | { type: "read"; paths: string[] }
   | { type: "write"; paths: string[] }
   | { type: "execute"; command: string; cwd: string }
+  /** A request to a web server; the question and an "always" answer are per host (host:port). */
+  | { type: "fetch"; url: string; host: string }
   /** A tool of an MCP server; `readOnly` is the server's own hint, which never skips a question. */
   | { type: "mcp"; server: string; name: string; readOnly: boolean };
 
@@ -73,6 +75,8 @@ export interface ToolContext {
   setPlan(entries: PlanEntry[]): void;
   /** Asks the user a question with fixed answers; undefined when dismissed or cancelled. */
   askUser(question: string, choices: string[]): Promise<string | undefined>;
+  /** config.json's `webFetch.allowPrivateNetwork`: web_fetch may reach loopback and private addresses. */
+  allowPrivateNetwork: boolean;
   /** The session's collaboration mode and the tools that change it. */
   controls: ToolControls;
 }

@@ -154,6 +154,7 @@ test("the tool list is fixed and ordered for the session; every request carries 
     "exit_plan_mode",
     "update_goal",
     "multi_edit",
+    "web_fetch",
   ]);
   for (const r of model.requests) assert.deepEqual(r.body.tools, model.requests[0]!.body.tools);
 });

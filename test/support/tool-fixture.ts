@@ -43,6 +43,7 @@ export function fixture(): Fixture {
       toolCallId: "call-1",
       files: localFiles(),
       snapshots: new FileSnapshots(),
+      allowPrivateNetwork: false,
       commands: localCommands(process.env),
       update: (u: Update) => void f.updates.push(u),
       setPlan: (entries) => void f.plans.push(entries),

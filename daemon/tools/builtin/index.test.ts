@@ -22,6 +22,7 @@ test("the built-in tools come in a fixed order", () => {
       "exit_plan_mode",
       "update_goal",
       "multi_edit",
+      "web_fetch",
     ],
   );
   assert.equal(JSON.stringify(builtinTools().map((t) => t.parameters)), JSON.stringify(builtinTools().map((t) => t.parameters)));
@@ -102,6 +103,10 @@ const samples: Record<string, [unknown, boolean][]> = {
     [{ path: "a", edits: [] }, false],
     [{ path: "a", oldText: "x", newText: "y" }, false],
     [{ path: "a", edits: [{ oldText: "x" }] }, false],
+  ],
+  web_fetch: [
+    [{ url: "https://example.com" }, true],
+    [{}, false],
   ],
 };
 

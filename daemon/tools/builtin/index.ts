@@ -11,6 +11,7 @@ import { writeFileTool } from "./write-file.js";
 import { exitPlanModeTool } from "./exit-plan-mode.js";
 import { updateGoalTool } from "./update-goal.js";
 import { multiEditTool } from "./multi-edit.js";
+import { webFetchTool } from "./web-fetch.js";
 
 /** The order is part of every request's cached prefix: never reorder, only append. */
 export function builtinTools(): Tool[] {
@@ -27,5 +28,6 @@ export function builtinTools(): Tool[] {
     exitPlanModeTool,
     updateGoalTool,
     multiEditTool,
+    webFetchTool,
   ];
 }
