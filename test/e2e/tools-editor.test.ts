@@ -99,3 +99,26 @@ test("cancel during a long command in the editor's terminal kills it and release
   assert.equal(term.exit?.signal, "SIGKILL");
   assert.equal(existsSync(join(workdir, "late.marker")), false);
 });
+
+test("an edit of a file whose editor buffer changed since the model read it is refused as stale", async (t) => {
+  const { agent, model, workdir } = await world(t, { clientCapabilities: FS_CAPS });
+  const editor = new FakeEditor();
+  editor.attach(agent);
+  const file = join(workdir, "app.ts");
+  writeFileSync(file, "const a = 1;\n");
+  editor.buffers.set(file, "const a = 1;\n");
+  model.enqueue({ toolCalls: [{ name: "read_file", arguments: { path: "app.ts" } }] }, { content: ["read"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "read app.ts");
+
+  editor.buffers.set(file, "const a = 1;\nconst typing = true;\n");
+  model.enqueue({ toolCalls: [{ name: "edit_file", arguments: { path: "app.ts", oldText: "a = 1", newText: "a = 2" } }] }, { content: ["stale"] });
+  await agent.prompt(sessionId, "change a");
+  assert.match(
+    model.requests.at(-1)!.body.messages.at(-1).content,
+    /app\.ts has changed since you last read it \(on disk or in the editor\)\. Read the file again/,
+  );
+  assert.equal(editor.buffers.get(file), "const a = 1;\nconst typing = true;\n", "the user's typing is kept");
+  assert.ok(!editor.calls.some((c) => c.method === "fs/write_text_file"), "nothing written");
+});
