@@ -12,6 +12,7 @@ export interface CommandSessionView {
   cwd: string;
   additionalDirectories: string[];
   goal?: { text: string; status: string; turns: number } | undefined;
+  instructionFiles?: string[] | undefined;
   usage?: { rounds: number; promptTokens: number; completionTokens: number; cacheHitTokens: number; cacheMissTokens: number; reasoningTokens: number };
 }
 
@@ -90,6 +91,7 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         `- MCP servers: ${host.mcpServers.length ? host.mcpServers.join(", ") : "none"}`,
         `- Inbox: ${host.queuedPrompts} queued prompt${host.queuedPrompts === 1 ? "" : "s"}, ${host.pendingPermissions} pending permission question${host.pendingPermissions === 1 ? "" : "s"}`,
         `- Workspace: ${[r.cwd, ...r.additionalDirectories].join(", ")}`,
+        `- Project instructions: ${r.instructionFiles?.length ? r.instructionFiles.join(", ") : "none"}`,
       ].join("\n");
     },
   },

@@ -14,6 +14,7 @@ export async function buildSystemPrompt(record: SessionRecord, configDir: string
     gatherFacts(record.cwd, record.additionalDirectories, record.environment ?? {}),
     loadInstructions(record.cwd, configDir),
   ]);
+  record.instructionFiles = files.map((f) => f.path);
   return { text: systemPrompt(facts, files), files };
 }
 
@@ -28,9 +29,7 @@ export function instructionsNotice(files: readonly InstructionFile[], changed: b
 export async function refreshSystemPrompt(state: SessionState, configDir: string): Promise<string> {
   const { text, files } = await buildSystemPrompt(state.record, configDir);
   const changed = state.history()[0]?.content !== text;
-  if (changed) {
-    state.replaceSystemPrompt(text);
-    await state.commit();
-  }
+  if (changed) state.replaceSystemPrompt(text);
+  await state.commit();
   return instructionsNotice(files, changed);
 }

@@ -66,6 +66,8 @@ export interface SessionRecord {
    * environment minus secrets (environment.ts), fixed until the user asks for `/env reload`.
    */
   environment?: Record<string, string>;
+  /** The project instruction files in the system prompt, in its order (shown by /status). */
+  instructionFiles?: string[] | undefined;
   /** The cumulative cost ledger (pricing.ts), so costs survive restarts. */
   costs?: unknown;
 }

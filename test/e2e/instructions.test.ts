@@ -69,6 +69,13 @@ test("/reload answers locally with the files it loaded; /init asks the model to 
   await agent.prompt(sessionId, "/reload");
   assert.equal(model.requests.length, 0, "no model request");
   assert.match(agent.textOf(sessionId, "agent_message_chunk", from), /Project instructions unchanged\.\n- .*repo\/AGENTS\.md\n- .*app\/AGENTS\.md/);
+  const statusFrom = agent.updates.length;
+  await agent.prompt(sessionId, "/status");
+  assert.ok(
+    agent
+      .textOf(sessionId, "agent_message_chunk", statusFrom)
+      .includes(`- Project instructions: ${join(workdir, "repo", "AGENTS.md")}, ${join(pkg, "AGENTS.md")}`),
+  );
 
   model.enqueue(
     { toolCalls: [{ name: "write_file", arguments: { path: "AGENTS.md", content: "# App\n\nRun `npm test`.\n" } }] },
