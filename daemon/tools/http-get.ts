@@ -11,7 +11,7 @@ import type { Readable } from "node:stream";
 import { checkLiteralHost, guardedLookup } from "./net-guard.js";
 
 export const MAX_REDIRECTS = 5;
-export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 export const FETCH_TIMEOUT_MS = 30_000;
 
 export type GetResult =

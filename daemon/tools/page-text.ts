@@ -1,38 +1,40 @@
 /**
  * A fetched page as text for the model: HTML becomes Markdown through turndown (the most used
- * HTML-to-Markdown converter on npm, with its own DOM parser for Node, loaded on first use), other
- * text types pass through, anything else is refused. The charset comes from the Content-Type, or
+ * HTML-to-Markdown converter on npm, with its own DOM parser for Node) on a worker thread
+ * (page-worker.ts), other text types pass through, anything else is refused. The charset comes from the Content-Type, or
  * for HTML from its <meta>, and is decoded with iconv-lite.
  */
+import { Worker } from "node:worker_threads";
 import iconv from "iconv-lite";
+import type { PageWorkerReply } from "./page-worker.js";
 
 const HTML = /^(text\/html|application\/xhtml\+xml)$/;
 const TEXT = /^(text\/[\w.+-]+|application\/([\w.-]+\+)?(json|xml)|application\/(javascript|ecmascript|x-sh|toml|yaml|x-yaml))$/;
 
-type Turndown = { turndown(html: string): string };
-let converter: Promise<(base: string) => Turndown> | undefined;
+/** A real file beside this one in dist, so it works wherever the compiled daemon runs from. */
+const WORKER_URL = new URL("./page-worker.js", import.meta.url);
+/** Converting a page (at most MAX_BODY_BYTES of HTML) takes seconds at worst; past this it is a runaway. */
+export const CONVERT_TIMEOUT_MS = 20_000;
+const WORKER_HEAP_MB = 256;
 
-async function makeConverter(): Promise<(base: string) => Turndown> {
-  const { default: TurndownService } = await import("turndown");
-  return (base: string) => {
-    const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-    service.remove(["script", "style", "noscript", "template", "iframe", "object", "head", "title", "svg", "canvas", "form"] as never);
-    // Links and images relative to the page are useless once the page is gone: make them absolute.
-    service.addRule("absoluteLinks", {
-      filter: (node) => node.nodeName === "A" && !!node.getAttribute("href"),
-      replacement: (content, node) => {
-        const href = (node as { getAttribute(n: string): string | null }).getAttribute("href") ?? "";
-        let abs = href;
-        try {
-          abs = new URL(href, base).href;
-        } catch {
-          // Keep what the page wrote.
-        }
-        return content.trim() ? `[${content.trim()}](${abs})` : "";
-      },
-    });
-    return service;
-  };
+/** HTML to Markdown on a thread of its own, ended on cancel or after CONVERT_TIMEOUT_MS. */
+export function htmlToMarkdown(html: string, base: string, signal: AbortSignal): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_URL, { workerData: { html, base }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+    const finish = (settle: () => void): void => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      void worker.terminate();
+      settle();
+    };
+    const onAbort = (): void => finish(() => reject(new Error("cancelled")));
+    const timer = setTimeout(() => finish(() => reject(new Error(`converting the page took longer than ${CONVERT_TIMEOUT_MS / 1000} s`))), CONVERT_TIMEOUT_MS);
+    signal.addEventListener("abort", onAbort, { once: true });
+    worker.once("message", (reply: PageWorkerReply) => finish(() => (reply.ok ? resolve(reply.markdown) : reject(new Error(reply.message)))));
+    worker.once("error", (err) => finish(() => reject(err)));
+    worker.once("exit", (code) => finish(() => reject(new Error(`the page converter stopped (exit ${code})`))));
+    if (signal.aborted) onAbort();
+  });
 }
 
 function charsetOf(contentType: string, body: Buffer, html: boolean): string {
@@ -49,16 +51,12 @@ export function titleOf(html: string): string | undefined {
 
 export type PageText = { ok: true; text: string; title: string | undefined; html: boolean } | { ok: false; reason: string };
 
-export async function pageText(contentType: string, body: Buffer, url: string): Promise<PageText> {
+export async function pageText(contentType: string, body: Buffer, url: string, signal: AbortSignal): Promise<PageText> {
   const mime = contentType.split(";")[0]!.trim().toLowerCase() || "text/html";
   const html = HTML.test(mime);
   if (!html && !TEXT.test(mime)) return { ok: false, reason: `the response is ${mime}, not a text page; web_fetch returns HTML and text only` };
   const text = iconv.decode(body, charsetOf(contentType, body, html));
   if (!html) return { ok: true, text, title: undefined, html };
-  converter ??= makeConverter();
-  const markdown = (await converter)(url)
-    .turndown(text)
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
+  const markdown = (await htmlToMarkdown(text, url, signal)).replace(/\n{3,}/g, "\n\n").trim();
   return { ok: true, text: markdown, title: titleOf(text), html };
 }

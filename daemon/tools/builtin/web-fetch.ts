@@ -65,7 +65,12 @@ export const webFetchTool = defineTool({
       );
     }
     if (got.status >= 400) return failure(`${got.url} answered HTTP ${got.status}.`);
-    const page = await pageText(got.contentType, got.body, got.url);
+    let page: Awaited<ReturnType<typeof pageText>>;
+    try {
+      page = await pageText(got.contentType, got.body, got.url, ctx.signal);
+    } catch (err) {
+      return failure(ctx.signal.aborted ? "Cancelled." : `Could not read ${got.url} as text: ${errorText(err)}`);
+    }
     if (!page.ok) return failure(`Not fetched as text: ${page.reason}.`);
     const notes: string[] = [];
     if (got.truncated) notes.push(`the page is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB; only its start was read`);

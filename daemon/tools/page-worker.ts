@@ -1,0 +1,40 @@
+/**
+ * The HTML-to-Markdown thread's entry: one page from workerData, one message back, then the thread
+ * ends. Turndown parses and walks the whole document synchronously (about a second for a few hundred
+ * KiB), which must not hold the daemon's event loop; page-text.ts terminates the thread on cancel
+ * or when it runs too long.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import TurndownService from "turndown";
+
+export type PageWorkerReply = { ok: true; markdown: string } | { ok: false; message: string };
+
+const { html, base } = workerData as { html: string; base: string };
+
+function convert(): string {
+  const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  service.remove(["script", "style", "noscript", "template", "iframe", "object", "head", "title", "svg", "canvas", "form"] as never);
+  // Links relative to the page are useless once the page is gone: make them absolute.
+  service.addRule("absoluteLinks", {
+    filter: (node) => node.nodeName === "A" && !!node.getAttribute("href"),
+    replacement: (content, node) => {
+      const href = (node as { getAttribute(n: string): string | null }).getAttribute("href") ?? "";
+      let abs = href;
+      try {
+        abs = new URL(href, base).href;
+      } catch {
+        // Keep what the page wrote.
+      }
+      return content.trim() ? `[${content.trim()}](${abs})` : "";
+    },
+  });
+  return service.turndown(html);
+}
+
+let reply: PageWorkerReply;
+try {
+  reply = { ok: true, markdown: convert() };
+} catch (err) {
+  reply = { ok: false, message: err instanceof Error ? err.message : String(err) };
+}
+parentPort!.postMessage(reply);
