@@ -27,7 +27,7 @@ function environment(facts: EnvironmentFacts): string {
     "# Environment",
     `- Operating system: ${facts.os}`,
     ...(facts.shell ? [`- The user's shell: ${facts.shell} (commands run with /bin/sh -c)`] : []),
-    `- Session started on: ${facts.date}`,
+    `- Session started on: ${facts.date} (UTC)`,
     `- Workspace folders (paths are relative to the first unless absolute):`,
     ...facts.roots.map((r) => `  - ${r}`),
     facts.git ? `- Git repository: yes, at ${facts.git.root}${facts.git.branch ? `, on branch ${facts.git.branch}` : ""}` : "- Git repository: no",

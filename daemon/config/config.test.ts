@@ -45,3 +45,9 @@ test("environment overrides go through the same schema: a bad value is an error 
   assert.deepEqual(c.goal, { maxTurns: 3, maxSeconds: 90 });
   assert.equal(c.defaultModel, "deepseek/deepseek-v4-pro");
 });
+
+test("webFetch.allowPrivateNetwork is off unless the file turns it on; other keys under it are refused", () => {
+  assert.deepEqual(resolveConfig({}, {}).webFetch, { allowPrivateNetwork: false });
+  assert.deepEqual(resolveConfig(parseConfigText('{"webFetch":{"allowPrivateNetwork":true}}', "config.json"), {}).webFetch, { allowPrivateNetwork: true });
+  assert.throws(() => parseConfigText('{"webFetch":{"allowPrivate":true}}', "config.json"), /allowPrivate/);
+});

@@ -68,6 +68,9 @@ test("multi_edit is all or nothing and names the failed edit; an edit off by ind
     .filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "failed" || u.status === "completed"))
     .map((u) => u.status);
   assert.deepEqual(statuses, ["failed", "completed"]);
+  const diff = agent.updatesFor(sessionId).find((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed").content[0];
+  assert.equal(diff.type, "diff");
+  assert.equal(diff.oldText, src, "the failed multi_edit left the file as it was");
 });
 
 test("a GBK file keeps its bytes outside the edited region; an edit after the file changed on disk is refused as stale", async (t) => {
