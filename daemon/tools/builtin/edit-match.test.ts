@@ -37,3 +37,10 @@ test("diagnosis: not unique (with the count and lines), not unique ignoring whit
   assert.match((applyEdit(SRC, { oldText: "zebra quantum", newText: "x" }, false) as { error: string }).error, /nothing in the file resembles it/);
   assert.match((applyEdit(SRC, { oldText: "", newText: "x" }, false) as { error: string }).error, /oldText is empty/);
 });
+
+test("a fragment of a line whose spacing differs matches, with a note; twice is not unique", () => {
+  const r = applyEdit("let total = a +  b;\nnext();\n", { oldText: "a + b", newText: "a - b" }, false);
+  assert.deepEqual(r, { text: "let total = a - b;\nnext();\n", note: "oldText matched only when spacing was ignored (line 1)" });
+  const twice = applyEdit("x  = 1; y = 2;\nx =  1;\n", { oldText: "x = 1", newText: "x = 3" }, false);
+  assert.match((twice as { error: string }).error, /matches 2 places when spacing is ignored \(lines 1, 2\)/);
+});

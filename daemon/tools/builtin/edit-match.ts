@@ -108,6 +108,27 @@ function tolerantMatch(text: string, e: Edit, crlf: boolean): EditOutcome | unde
   return { text: out, note };
 }
 
+/**
+ * A fragment of one line whose runs of spaces and tabs differ from the file's (`a  = 1` for `a = 1`):
+ * the words must be the same and in order, only the amount of blank between them may differ.
+ */
+function fragmentMatch(text: string, e: Edit): EditOutcome | undefined {
+  const words = e.oldText.trim().split(/[ \t]+/);
+  if (e.oldText.includes("\n") || words.length < 2) return undefined;
+  const pattern = new RegExp(words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[ \\t]+"), "g");
+  const found = [...text.matchAll(pattern)];
+  if (found.length === 0) return undefined;
+  const where = found.map((m) => lineAt(text, m.index));
+  if (found.length > 1 && !e.replaceAll) {
+    return {
+      error: `oldText is not unique: it matches ${found.length} places when spacing is ignored (lines ${lineList(where)}); include more of the line, or set replaceAll`,
+    };
+  }
+  let out = text;
+  for (const m of found.reverse()) out = out.slice(0, m.index) + e.newText + out.slice(m.index + m[0].length);
+  return { text: out, note: `oldText matched only when spacing was ignored (line ${lineList(where)})` };
+}
+
 function tokens(line: string): Set<string> {
   return new Set(line.match(/\w+|[^\s\w]+/g) ?? []);
 }
@@ -156,7 +177,7 @@ export function applyEdit(text: string, e: Edit, crlf: boolean): EditOutcome {
   }
   if (found.length === 1) return { text: text.slice(0, found[0]) + newText + text.slice(found[0]! + oldText.length) };
   if (found.length > 1) return { text: text.split(oldText).join(newText) };
-  const tolerant = tolerantMatch(text, e, crlf);
+  const tolerant = tolerantMatch(text, e, crlf) ?? fragmentMatch(text, e);
   if (tolerant) return tolerant;
   const candidate = nearest(text, e.oldText);
   return {
