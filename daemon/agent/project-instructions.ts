@@ -62,7 +62,9 @@ async function readInstruction(path: string): Promise<InstructionFile | undefine
 
 /** Every instruction file that exists, in the fixed order: the user's, then the repository root's … the workspace's. */
 export async function loadInstructions(cwd: string, configDir: string): Promise<InstructionFile[]> {
-  const candidates = [configDir, ...(await instructionFolders(cwd))].flatMap((dir) => INSTRUCTION_FILES.map((name) => join(dir, name)));
+  // A workspace that is the config folder itself would otherwise list its files twice.
+  const folders = [...new Set([configDir, ...(await instructionFolders(cwd))])];
+  const candidates = folders.flatMap((dir) => INSTRUCTION_FILES.map((name) => join(dir, name)));
   const found = await Promise.all(candidates.map(readInstruction));
   return found.filter((f): f is InstructionFile => f !== undefined);
 }
