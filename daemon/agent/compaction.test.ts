@@ -79,10 +79,13 @@ test("the summary request repeats the conversation as it was sent, then asks; tr
 
 test("the fallback without a summary: older tool outputs trimmed hard, oldest turns dropped while over the limit", () => {
   const history = [sys, user("q1"), callMsg("c"), result("c", "w".repeat(9000)), answer("a1"), user("q2"), answer("a2"), user("q3")];
-  const trimmed = trimmedHistory(history, 7, 100_000, []);
+  const trimmed = trimmedHistory(history, 7, 100_000, 1000, []);
   assert.equal(trimmed.length, history.length);
   assert.match(trimmed[3]!.content!, /trimmed/);
-  const dropped = trimmedHistory(history, 7, 30, []);
-  assert.deepEqual(dropped, [sys, user("q3")]);
+  const dropped = trimmedHistory(history, 7, 30, 1000, []);
+  assert.deepEqual(dropped, [sys, user("q2"), answer("a2"), user("q3")], "the oldest turn left out; the last one before the cut stays");
+  const oneTurn = trimmedHistory([sys, user("go"), callMsg("c"), result("c", "v".repeat(20_000))], 2, 100, 500, []);
+  assert.deepEqual(oneTurn[1], user("go"), "the turn's own prompt is never left out");
+  assert.match(oneTurn.at(-1)!.content!, /trimmed to save context/, "the kept part's large output is trimmed");
   assert.deepEqual(trimToolOutputs([result("c", "abc")], 10), [result("c", "abc")]);
 });

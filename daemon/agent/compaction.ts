@@ -177,15 +177,34 @@ function fitKept(kept: ChatMessage[], keepTokens: number): ChatMessage[] {
 
 /**
  * When the summary request fails: the same cut, the older part kept but its tool outputs trimmed
- * hard, and the oldest turns left out while it still would not fit under the ratio.
+ * hard, the kept part's large outputs trimmed to fit, and the oldest turns left out while it still
+ * would not fit under `limitTokens`. The turn's own prompt is never left out.
  */
-export function trimmedHistory(history: readonly ChatMessage[], cut: number, limitTokens: number, tools: readonly ToolSpec[]): ChatMessage[] {
+export function trimmedHistory(
+  history: readonly ChatMessage[],
+  cut: number,
+  limitTokens: number,
+  keepTokens: number,
+  tools: readonly ToolSpec[],
+): ChatMessage[] {
   let older = trimToolOutputs(history.slice(1, cut), 200);
-  const kept = history.slice(cut);
+  const kept = fitKept(history.slice(cut), keepTokens);
   const size = (): number => estimateTokens(JSON.stringify(tools)) + estimateMessages([history[0]!, ...older, ...kept]);
   while (older.length > 0 && size() > limitTokens) {
     const next = older.findIndex((m, i) => i > 0 && m.role === "user");
-    older = next < 0 ? [] : older.slice(next);
+    if (next < 0) break;
+    older = older.slice(next);
   }
   return [history[0]!, ...older, ...kept];
+}
+
+/**
+ * How far the estimate runs above the provider's own count (≤ 1), from the last request it
+ * counted: budgets compared with estimates are widened by it, so an estimate that errs high does
+ * not leave out what would have fitted.
+ */
+export function estimateScale(history: readonly ChatMessage[], tools: readonly ToolSpec[], anchor: ContextAnchor | undefined): number {
+  if (!anchor || anchor.messages <= 0 || anchor.messages > history.length) return 1;
+  const estimated = estimateTokens(JSON.stringify(tools)) + estimateMessages(history.slice(0, anchor.messages));
+  return Math.min(1, Math.max(0.25, anchor.promptTokens / estimated));
 }

@@ -10,6 +10,8 @@ import {
   compactedHistory,
   compactionTrigger,
   contextEstimate,
+  estimateMessages,
+  estimateScale,
   estimateTokens,
   outputReserve,
   planCut,
@@ -70,16 +72,17 @@ export async function compact(
   model: ChatModel,
   emit: (u: SessionUpdate) => void,
   signal: AbortSignal,
-  opts: { focus?: string | undefined },
+  opts: { focus?: string | undefined; onDemand?: boolean },
 ): Promise<CompactionResult> {
   const history = [...port.history()];
   const tools = port.toolSpecs();
   const window = port.contextWindow();
   const settings = port.compactionSettings();
-  const keep = Math.floor(window * settings.keepRatio);
+  const before = contextEstimate(history, tools, port.contextAnchor());
+  // Asked for far below the window, a compaction still keeps only about a quarter of the conversation.
+  const keep = Math.floor(Math.min(window * settings.keepRatio, opts.onDemand ? estimateMessages(history.slice(1)) / 4 : Number.POSITIVE_INFINITY));
   const cut = planCut(history, keep);
   if (cut === undefined) return { kind: "none" };
-  const before = contextEstimate(history, tools, port.contextAnchor());
   const goal = port.goal();
   const ctx: SummaryContext = {
     focus: opts.focus,
@@ -89,7 +92,8 @@ export async function compact(
   const messages = cut - 1;
   emit(notice(`\n\n[compacting ${messages} earlier messages to save context…]\n\n`));
 
-  const budget = window - outputReserve(window) - estimateTokens(JSON.stringify(tools));
+  const scale = estimateScale(history, tools, port.contextAnchor());
+  const budget = (window - outputReserve(window)) / scale - estimateTokens(JSON.stringify(tools));
   let summary = "";
   let error: string | undefined;
   try {
@@ -105,8 +109,11 @@ export async function compact(
 
   // Anything appended while the summary was written (nothing, today) stays after the kept turns.
   const later = port.history().slice(history.length);
-  const next = error ? trimmedHistory(history, cut, Math.floor(window * settings.ratio), tools) : compactedHistory(history, cut, summary, ctx, keep);
-  const after = contextEstimate([...next, ...later], tools, undefined);
+  const next = error
+    ? trimmedHistory(history, cut, Math.floor((window * settings.ratio) / scale), keep, tools)
+    : compactedHistory(history, cut, summary, ctx, keep);
+  // In the provider's terms (the estimate errs high by about 1 / scale).
+  const after = Math.ceil(contextEstimate([...next, ...later], tools, undefined) * scale);
   port.replaceHistory([...next, ...later], { messages, summarised: !error, focus: opts.focus, tokensBefore: before, tokensAfter: after });
   await port.commit();
   if (error) {

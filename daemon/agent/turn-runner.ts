@@ -234,7 +234,7 @@ export class TurnRunner<W> {
    */
   async compactNow(focus: string | undefined, signal: AbortSignal): Promise<CompactionResult> {
     await this.port.settleTools();
-    return compact(this.port, this.port.createModel(), (u) => this.emitForTurn(u), signal, { focus });
+    return compact(this.port, this.port.createModel(), (u) => this.emitForTurn(u), signal, { focus, onDemand: true });
   }
 
   /** The context the next request would carry (tokens), the model's window, and the summary in force. */

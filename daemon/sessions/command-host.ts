@@ -59,7 +59,8 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
       return session.takeEnvironment(origin);
     },
     compact: async (focus) => {
-      const r = await parts.turns.compactNow(focus || undefined, signal);
+      // "/compact focus on the parser" and "/compact the parser" ask the same.
+      const r = await parts.turns.compactNow(focus.replace(/^focus\s+(on\s+)?/i, "") || undefined, signal);
       const size = parts.turns.context().size;
       const n = (v: number): string => v.toLocaleString("en-US");
       switch (r.kind) {

@@ -114,6 +114,8 @@ export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
     contextAnchor: () => record.context,
     replaceHistory: (messages, info) => {
       state.replaceHistory(messages);
+      // Until the next round is counted, the size is the compactor's calibrated estimate.
+      record.context = { promptTokens: info.tokensAfter, messages: messages.length };
       const { focus, ...rest } = info;
       record.compaction = { ...rest, ...(focus ? { focus } : {}), count: (record.compaction?.count ?? 0) + 1, at: new Date().toISOString() };
     },
