@@ -290,3 +290,21 @@ test("compaction keeps the goal: the summary request names it and the new histor
   assert.match(instruction, /Focus the summary on: the parser/);
   assert.match(s.messages[1]!.content!, /SUM[\s\S]*Goal \(active, 2 turns so far\): port the parser/);
 });
+
+test("cancel during the summary request: the turn ends cancelled and the history is as it was", async () => {
+  let runner!: TurnRunner<string>;
+  const long = "y".repeat(5000);
+  const model = new MemoryModel([{ content: "a1" }, { content: "never used", onRequest: () => runner.cancel() }]);
+  const s = new MemorySession(model);
+  s.window = 4000;
+  runner = new TurnRunner(s);
+  await runner.run({ origin: undefined, modelText: `one ${long}` });
+  assert.equal(await runner.run({ origin: undefined, modelText: `two ${long}` }), "cancelled");
+  assert.match(model.requests[1]!.messages.at(-1)!.content!, /about to be compacted/);
+  assert.equal(model.requests.length, 2, "no round after the cancelled summary");
+  assert.deepEqual(
+    s.messages.map((m) => m.content?.slice(0, 3)),
+    ["sys", "one", "a1", "two"],
+  );
+  assert.equal(s.replaced.length, 0);
+});
