@@ -101,6 +101,8 @@ export interface SummaryContext {
   focus?: string | undefined;
   goal?: { text: string; status: string; turns: number; summary?: string | undefined } | undefined;
   mode: string;
+  /** The current mode's standing note: the summary re-states it, so a mode outlives compaction. */
+  modeNote?: string | undefined;
 }
 
 export function summaryInstruction(ctx: SummaryContext): string {
@@ -162,7 +164,8 @@ export function trimToolOutputs(messages: readonly ChatMessage[], maxChars: numb
 export function compactedHistory(history: readonly ChatMessage[], cut: number, summary: string, ctx: SummaryContext, keepTokens: number): ChatMessage[] {
   const kept = fitKept(history.slice(cut), keepTokens);
   const goal = ctx.goal ? `\n\n${goalLine(ctx.goal)}` : "";
-  const content = `${SUMMARY_HEAD} (${cut - 1} messages compacted):\n\n${summary.trim()}${goal}`;
+  const note = ctx.modeNote ? `\n\nStill in force: ${ctx.modeNote}` : "";
+  const content = `${SUMMARY_HEAD} (${cut - 1} messages compacted):\n\n${summary.trim()}${goal}${note}`;
   const role = kept[0]?.role === "user" ? "assistant" : "user";
   return [history[0]!, { role, content }, ...kept];
 }

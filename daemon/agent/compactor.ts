@@ -40,6 +40,8 @@ export interface CompactionPort {
   contextUpdate(used: number): SessionUpdate;
   goal(): GoalState | undefined;
   mode(): string;
+  /** The standing instruction of the current mode (plan, goal), if it has one. */
+  modeNote(): string | undefined;
 }
 
 export interface CompactionInfo {
@@ -87,6 +89,7 @@ export async function compact(
   const ctx: SummaryContext = {
     focus: opts.focus,
     mode: port.mode(),
+    modeNote: port.modeNote(),
     goal: goal ? { text: goal.text, status: goal.status, turns: goal.turns, summary: goal.summary } : undefined,
   };
   const messages = cut - 1;

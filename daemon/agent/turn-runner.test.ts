@@ -162,6 +162,9 @@ class MemorySession implements SessionPort<string> {
     this.anchor = undefined;
     this.replaced.push(info);
   }
+  modeNote(): string | undefined {
+    return this.modeId === "goal" ? "GOAL NOTE" : undefined;
+  }
   contextUpdate(used: number): SessionUpdate {
     return { sessionUpdate: "usage_update", used, size: this.window };
   }
@@ -281,6 +284,7 @@ test("near the window the history is compacted before the next round: summary fi
 test("compaction keeps the goal: the summary request names it and the new history carries it", async () => {
   const model = new MemoryModel([{ content: "SUM" }]);
   const s = new MemorySession(model);
+  s.modeId = "goal";
   s.goalState = { text: "port the parser", status: "active", turns: 2, startedAt: new Date().toISOString(), summary: "lexer done" };
   s.messages.push({ role: "user", content: "u1" }, { role: "assistant", content: "a1" }, { role: "user", content: "u2" }, { role: "assistant", content: "a2" });
   const result = await new TurnRunner(s).compactNow("the parser", new AbortController().signal);
@@ -288,7 +292,7 @@ test("compaction keeps the goal: the summary request names it and the new histor
   const instruction = model.requests[0]!.messages.at(-1)!.content!;
   assert.match(instruction, /port the parser[\s\S]*lexer done/);
   assert.match(instruction, /Focus the summary on: the parser/);
-  assert.match(s.messages[1]!.content!, /SUM[\s\S]*Goal \(active, 2 turns so far\): port the parser/);
+  assert.match(s.messages[1]!.content!, /SUM[\s\S]*Goal \(active, 2 turns so far\): port the parser[\s\S]*Still in force: GOAL NOTE/);
 });
 
 test("cancel during the summary request: the turn ends cancelled and the history is as it was", async () => {

@@ -12,7 +12,7 @@ import type { SessionRuntime } from "./runtime.js";
 import type { SessionDeps } from "./deps.js";
 import { storeFailureError, type SessionState } from "./session-state.js";
 import type { SessionTools } from "./session-tools.js";
-import { setMode } from "./settings.js";
+import { modeNote, setMode } from "./settings.js";
 import type { SettingsHost } from "./settings.js";
 import { titleFrom } from "./prompt-text.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
@@ -110,6 +110,7 @@ export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
       return update;
     },
     contextWindow: () => contextWindow(deps.config(), record.model),
+    modeNote: () => modeNote(record.mode),
     compactionSettings: () => deps.config().compaction,
     contextAnchor: () => record.context,
     replaceHistory: (messages, info) => {

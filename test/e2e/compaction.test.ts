@@ -117,6 +117,8 @@ test("/compact compacts on demand without a model turn; /compact focus on the pa
     model.enqueue({ content: [`answer to the ${q}`] });
     await agent.prompt(sessionId, q);
   }
+  // Plan mode outlives the compaction: the summary re-states its note (the note itself was summarised).
+  await agent.rpc.request("session/set_mode", { sessionId, modeId: "plan" });
   model.enqueue({ content: ["SUMMARY ONE"] });
   assert.equal((await agent.prompt(sessionId, "/compact")).stopReason, "end_turn");
   assert.equal(model.requests.length, 4, "one request: the summary");
@@ -126,7 +128,7 @@ test("/compact compacts on demand without a model turn; /compact focus on the pa
 
   model.enqueue({ content: ["answer four"] }, { content: ["SUMMARY TWO"] });
   await agent.prompt(sessionId, "fourth question");
-  assert.match(model.requests[4]!.body.messages[1].content, /SUMMARY ONE/);
+  assert.match(model.requests[4]!.body.messages[1].content, /SUMMARY ONE[\s\S]*Still in force: \[Reasonix\] Plan mode is on/);
   assert.equal((await agent.prompt(sessionId, "/compact focus on the parser")).stopReason, "end_turn");
   assert.equal(model.requests.length, 6);
   assert.match(model.requests[5]!.body.messages.at(-1).content, /Focus the summary on: the parser$/);
