@@ -137,6 +137,11 @@ test("/compact compacts on demand without a model turn; /compact focus on the pa
   await agent.prompt(sessionId, "/summary");
   assert.match(agent.textOf(sessionId, "agent_message_chunk", from), /Summary in force[\s\S]*SUMMARY TWO/);
   assert.equal(model.requests.length, 6, "/summary asks no model");
+  const at = agent.updatesFor(sessionId).length;
+  await agent.prompt(sessionId, "/status");
+  // Four questions and two summaries: each summary counted like any round.
+  assert.match(agent.textOf(sessionId, "agent_message_chunk", at), /Usage so far: 6 model rounds/);
+  assert.match(agent.textOf(sessionId, "agent_message_chunk", at), /compacted 2 times/);
 });
 
 test("a failing summary request: the prompt still completes, with older tool outputs trimmed and a visible notice", async (t) => {
