@@ -8,13 +8,14 @@ import type { ChatMessage, ChatModel, ToolSpec, Usage } from "../provider/types.
 import type { ToolCallRequest } from "../tools/runner.js";
 import type { Logger } from "../log/log.js";
 import type { GoalBounds, GoalState } from "./goal.js";
+import type { CompactionPort } from "./compactor.js";
 
 export type LedgerMark = { type: "turn_start"; turnId: string } | { type: "turn_end"; turnId: string; stopReason?: StopReason; error?: string };
 
 export type StatusEvent = "phase" | "usage" | "completion" | "pause" | "error";
 export type OutcomeKind = "completed" | "cancelled" | "paused" | "error" | "max_turn_requests";
 
-export interface SessionPort<W> {
+export interface SessionPort<W> extends CompactionPort {
   readonly id: string;
   readonly log: Logger;
 

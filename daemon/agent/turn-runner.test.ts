@@ -9,6 +9,8 @@ import { pino } from "pino";
 import type { ChatMessage, ChatModel, RoundRequest, RoundResult } from "../provider/types.js";
 import type { GoalState } from "./goal.js";
 import type { LedgerMark, OutcomeKind, SessionPort } from "./session-port.js";
+import type { ContextAnchor } from "./compaction.js";
+import type { CompactionInfo } from "./compactor.js";
 import { TurnRunner } from "./turn-runner.js";
 
 type Round = Partial<RoundResult> & { onRequest?: () => void };
@@ -142,6 +144,30 @@ class MemorySession implements SessionPort<string> {
     return this.outcome;
   }
   notifyStatus(): void {}
+  window = 1_000_000;
+  anchor: ContextAnchor | undefined;
+  replaced: CompactionInfo[] = [];
+  contextWindow(): number {
+    return this.window;
+  }
+  compactionSettings() {
+    return { auto: true, ratio: 0.8, keepRatio: 0.25 };
+  }
+  contextAnchor(): ContextAnchor | undefined {
+    return this.anchor;
+  }
+  replaceHistory(messages: ChatMessage[], info: CompactionInfo): void {
+    this.messages.length = 0;
+    this.messages.push(...messages);
+    this.anchor = undefined;
+    this.replaced.push(info);
+  }
+  modeNote(): string | undefined {
+    return this.modeId === "goal" ? "GOAL NOTE" : undefined;
+  }
+  contextUpdate(used: number): SessionUpdate {
+    return { sessionUpdate: "usage_update", used, size: this.window };
+  }
 }
 
 const call = (name: string, id = name) => ({ id, name, arguments: "{}" });
@@ -224,4 +250,65 @@ test("cancel stops the turn: cancelled, no further round, and a prompt queued be
   assert.equal(await second, "end_turn");
   assert.deepEqual(s.toolRuns, [], "the cancelled turn's tool never ran");
   assert.equal(model.requests.length, 2);
+});
+
+test("near the window the history is compacted before the next round: summary first, steers that came meanwhile join that round", async () => {
+  let s!: MemorySession;
+  const long = "x".repeat(5000);
+  const model = new MemoryModel([
+    { content: "a1" },
+    { content: "THE SUMMARY", onRequest: () => s.steers.push({ id: "st", text: "steer during the summary" }) },
+    { content: "a2" },
+  ]);
+  s = new MemorySession(model);
+  s.window = 4000;
+  const runner = new TurnRunner(s);
+  await runner.run({ origin: undefined, modelText: `one ${long}` });
+  assert.equal(await runner.run({ origin: undefined, modelText: `two ${long}` }), "end_turn");
+  assert.equal(model.requests.length, 3);
+  const summaryReq = model.requests[1]!.messages;
+  assert.deepEqual(summaryReq.slice(0, 3), model.requests[0]!.messages.concat([{ role: "assistant", content: "a1" }]), "it repeats the conversation as sent");
+  assert.match(summaryReq.at(-1)!.content!, /about to be compacted/);
+  const next = model.requests[2]!.messages;
+  assert.equal(next[0]!.content, "sys");
+  assert.match(next[1]!.content!, /Summary of the earlier conversation[\s\S]*THE SUMMARY/);
+  assert.equal(next[2]!.content, `two ${long}`, "the pending prompt is kept verbatim");
+  assert.deepEqual(next.at(-1), { role: "user", content: "steer during the summary" });
+  assert.ok(texts(s).some((t) => /\[compacted 2 earlier messages to save context\]/.test(t)));
+  assert.deepEqual(
+    s.replaced.map((r) => r.messages),
+    [2],
+  );
+});
+
+test("compaction keeps the goal: the summary request names it and the new history carries it", async () => {
+  const model = new MemoryModel([{ content: "SUM" }]);
+  const s = new MemorySession(model);
+  s.modeId = "goal";
+  s.goalState = { text: "port the parser", status: "active", turns: 2, startedAt: new Date().toISOString(), summary: "lexer done" };
+  s.messages.push({ role: "user", content: "u1" }, { role: "assistant", content: "a1" }, { role: "user", content: "u2" }, { role: "assistant", content: "a2" });
+  const result = await new TurnRunner(s).compactNow("the parser", new AbortController().signal);
+  assert.equal(result.kind, "compacted");
+  const instruction = model.requests[0]!.messages.at(-1)!.content!;
+  assert.match(instruction, /port the parser[\s\S]*lexer done/);
+  assert.match(instruction, /Focus the summary on: the parser/);
+  assert.match(s.messages[1]!.content!, /SUM[\s\S]*Goal \(active, 2 turns so far\): port the parser[\s\S]*Still in force: GOAL NOTE/);
+});
+
+test("cancel during the summary request: the turn ends cancelled and the history is as it was", async () => {
+  let runner!: TurnRunner<string>;
+  const long = "y".repeat(5000);
+  const model = new MemoryModel([{ content: "a1" }, { content: "never used", onRequest: () => runner.cancel() }]);
+  const s = new MemorySession(model);
+  s.window = 4000;
+  runner = new TurnRunner(s);
+  await runner.run({ origin: undefined, modelText: `one ${long}` });
+  assert.equal(await runner.run({ origin: undefined, modelText: `two ${long}` }), "cancelled");
+  assert.match(model.requests[1]!.messages.at(-1)!.content!, /about to be compacted/);
+  assert.equal(model.requests.length, 2, "no round after the cancelled summary");
+  assert.deepEqual(
+    s.messages.map((m) => m.content?.slice(0, 3)),
+    ["sys", "one", "a1", "two"],
+  );
+  assert.equal(s.replaced.length, 0);
 });

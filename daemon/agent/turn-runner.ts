@@ -8,6 +8,8 @@ import { randomUUID } from "node:crypto";
 import type { ContentBlock, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import { RpcError } from "../../shared/jsonrpc.js";
 import { runTurn } from "./turn.js";
+import { compact, compactIfNeeded, type CompactionResult } from "./compactor.js";
+import { contextEstimate, currentSummary } from "./compaction.js";
 import { continuationText, GOAL_NOTE, nextGoalStep } from "./goal.js";
 import type { SessionPort } from "./session-port.js";
 
@@ -202,6 +204,7 @@ export class TurnRunner<W> {
   private async modelLoop(turn: ActiveTurn<W>): Promise<StopReason> {
     const port = this.port;
     await port.settleTools();
+    const model = port.createModel();
     return runTurn(
       {
         emit: (u) => this.emitForTurn(u),
@@ -213,11 +216,35 @@ export class TurnRunner<W> {
         shouldStop: () => port.goal()?.status === "blocked",
         admitSteers: () => this.admitSteers(),
         budgetExceeded: () => port.budgetExceeded(),
+        beforeRound: async (signal) => {
+          const result = await compactIfNeeded(port, model, (u) => this.emitForTurn(u), signal);
+          // A steer that arrived while the summary was written joins the round that follows.
+          if (result.kind === "compacted" || result.kind === "trimmed") await this.admitSteers();
+        },
       },
-      port.createModel(),
+      model,
       turn.controller.signal,
       { maxSteps: port.maxSteps() },
     );
+  }
+
+  /**
+   * `/compact [focus]`, inside the local turn that runs the command: one summary request, no
+   * normal model round.
+   */
+  async compactNow(focus: string | undefined, signal: AbortSignal): Promise<CompactionResult> {
+    await this.port.settleTools();
+    return compact(this.port, this.port.createModel(), (u) => this.emitForTurn(u), signal, { focus, onDemand: true });
+  }
+
+  /** The context the next request would carry (tokens), the model's window, and the summary in force. */
+  context(): { used: number; size: number; summary: string | undefined } {
+    const history = this.port.history();
+    return {
+      used: contextEstimate(history, this.port.toolSpecs(), this.port.contextAnchor()),
+      size: this.port.contextWindow(),
+      summary: currentSummary(history),
+    };
   }
 
   /**

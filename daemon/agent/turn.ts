@@ -23,6 +23,8 @@ export interface TurnHost {
   admitSteers?(): Promise<number>;
   /** A per-turn budget that is used up: its warning. The turn then pauses with end_turn. */
   budgetExceeded?(): string | undefined;
+  /** Runs before each model round, at a boundary where nothing streams (context compaction). */
+  beforeRound?(signal: AbortSignal): Promise<void>;
 }
 
 export interface TurnOptions {
@@ -33,6 +35,8 @@ const isAbort = (signal: AbortSignal): boolean => signal.aborted;
 
 export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSignal, opts: TurnOptions): Promise<StopReason> {
   for (let step = 0; step < opts.maxSteps; step++) {
+    await host.beforeRound?.(signal);
+    if (isAbort(signal)) return "cancelled";
     let round: RoundResult | undefined;
     // A truly empty answer is retried once at the same request boundary.
     for (let attempt = 0; attempt < 2; attempt++) {

@@ -14,6 +14,7 @@ export interface CommandSessionView {
   goal?: { text: string; status: string; turns: number } | undefined;
   instructionFiles?: string[] | undefined;
   usage?: { rounds: number; promptTokens: number; completionTokens: number; cacheHitTokens: number; cacheMissTokens: number; reasoningTokens: number };
+  compaction?: { count: number; at: string; messages: number; summarised: boolean } | undefined;
 }
 
 export interface CommandHost {
@@ -34,6 +35,10 @@ export interface CommandHost {
   reloadEnvironment(): Promise<string[]>;
   /** Rebuilds plugins, MCP servers, commands and the system prompt (project instructions); returns the notice. */
   reload(): Promise<string>;
+  /** Compacts the model history now (one summary request); returns what happened, in words. */
+  compact(focus: string): Promise<string>;
+  /** The context the next request carries, the model's window, and the summary in force. */
+  context(): { used: number; size: number; summary: string | undefined };
 }
 
 export interface BuiltinCommand {
@@ -66,6 +71,15 @@ function grantLines(grants: CommandHost["grants"]): string[] {
   return ["- Always-answers (this session only):", ...grants.map((g) => `  - ${grantLine(g)}`)];
 }
 
+function contextLine(host: CommandHost): string {
+  const { used, size } = host.context();
+  const c = host.record.compaction;
+  const compacted = c
+    ? `; compacted ${c.count} time${c.count === 1 ? "" : "s"}, last ${c.at} (${c.messages} messages${c.summarised ? "" : ", trimmed only: the summary failed"}) — \`/summary\` shows the summary`
+    : "";
+  return `- Context: about ${n(used)} tokens of ${n(size)} (${Math.round((used / size) * 100)}%)${compacted}`;
+}
+
 export const BUILTIN_COMMANDS: BuiltinCommand[] = [
   {
     name: "help",
@@ -88,6 +102,7 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         `- Permissions: ${r.toolApproval}`,
         ...grantLines(host.grants),
         `- Usage so far: ${n(u?.rounds)} model rounds, ${n(u?.promptTokens)} prompt tokens (${n(u?.cacheHitTokens)} cache hits, ${n(u?.cacheMissTokens)} misses), ${n(u?.completionTokens)} completion tokens (${n(u?.reasoningTokens)} reasoning)`,
+        contextLine(host),
         `- MCP servers: ${host.mcpServers.length ? host.mcpServers.join(", ") : "none"}`,
         `- Inbox: ${host.queuedPrompts} queued prompt${host.queuedPrompts === 1 ? "" : "s"}, ${host.pendingPermissions} pending permission question${host.pendingPermissions === 1 ? "" : "s"}`,
         `- Workspace: ${[r.cwd, ...r.additionalDirectories].join(", ")}`,
@@ -105,6 +120,22 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         return `Model switched to **${ref}**; it answers from the next turn on.`;
       }
       return ["**Models**", ...host.models().map((m) => `- ${m === host.record.model ? `**${m}** (current)` : m}`)].join("\n");
+    },
+  },
+  {
+    name: "compact",
+    description: "Summarise the earlier conversation to free context now (the editor keeps the full history)",
+    hint: "[focus]",
+    async run(args, host) {
+      return host.compact(args.trim());
+    },
+  },
+  {
+    name: "summary",
+    description: "Show the summary that stands for the compacted part of the conversation",
+    async run(_args, host) {
+      const { summary } = host.context();
+      return summary ? `**Summary in force**\n\n${summary}` : "Nothing has been compacted in this session: the model sees the whole conversation.";
     },
   },
   {

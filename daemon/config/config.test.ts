@@ -51,3 +51,20 @@ test("webFetch.allowPrivateNetwork is off unless the file turns it on; other key
   assert.deepEqual(resolveConfig(parseConfigText('{"webFetch":{"allowPrivateNetwork":true}}', "config.json"), {}).webFetch, { allowPrivateNetwork: true });
   assert.throws(() => parseConfigText('{"webFetch":{"allowPrivate":true}}', "config.json"), /allowPrivate/);
 });
+
+test("compaction settings: defaults, file values, and ratios that cannot work are refused", () => {
+  assert.deepEqual(resolveConfig({}, {}).compaction, { auto: true, ratio: 0.8, keepRatio: 0.25 });
+  assert.deepEqual(resolveConfig(parseConfigText('{"compaction":{"ratio":0.7}}', "config.json"), {}).compaction, { auto: true, ratio: 0.7, keepRatio: 0.25 });
+  assert.throws(() => parseConfigText('{"compaction":{"ratio":1.5}}', "config.json"), /compaction\.ratio/);
+  assert.throws(() => parseConfigText('{"compaction":{"ratio":0.5,"keepRatio":0.45}}', "config.json"), /keepRatio must stay/);
+  assert.throws(() => parseConfigText('{"compaction":{"when":"always"}}', "config.json"), /"when"/);
+  const file = parseConfigText(
+    JSON.stringify({ providers: [{ name: "local", baseUrl: "http://127.0.0.1:1/v1", apiKeyEnv: "K", models: ["m"], contextWindow: 8000 }] }),
+    "config.json",
+  );
+  assert.equal(file.providers?.[0]?.contextWindow, 8000);
+  assert.throws(
+    () => parseConfigText('{"providers":[{"name":"x","baseUrl":"http://h/","apiKeyEnv":"K","models":["m"],"contextWindow":0}]}', "c"),
+    /contextWindow/,
+  );
+});

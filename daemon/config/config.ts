@@ -5,6 +5,14 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 
+export interface CompactionConfig {
+  auto: boolean;
+  ratio: number;
+  keepRatio: number;
+}
+
+export const DEFAULT_COMPACTION: CompactionConfig = { auto: true, ratio: 0.8, keepRatio: 0.25 };
+
 export const ProviderConfig = z
   .object({
     name: z
@@ -53,6 +61,18 @@ export const ConfigFile = z
     allowedOrigins: z.array(z.string().url()).optional(),
     displayCurrency: z.enum(["auto", "CNY", "USD"]).optional(),
     goal: z.object({ maxTurns: z.number().int().positive(), maxSeconds: z.number().positive() }).partial().strict().optional(),
+    compaction: z
+      .object({
+        auto: z.boolean(),
+        ratio: z.number().min(0.3).max(0.95),
+        keepRatio: z.number().min(0.05).max(0.5),
+      })
+      .partial()
+      .strict()
+      .refine((c) => (c.keepRatio ?? DEFAULT_COMPACTION.keepRatio) < (c.ratio ?? DEFAULT_COMPACTION.ratio) - 0.1, {
+        message: "keepRatio must stay at least 0.1 below ratio, or every compaction would start the next",
+      })
+      .optional(),
     prices: z.record(z.string(), Price).optional(),
     shellEnvironment: z
       .object({ include: z.array(z.string().min(1)), exclude: z.array(z.string().min(1)) })
@@ -88,6 +108,12 @@ export interface DaemonConfig {
   allowedOrigins: string[];
   prices: ConfigFile["prices"];
   goal: { maxTurns: number; maxSeconds: number };
+  /**
+   * Context compaction (agent/compaction.ts): between model rounds, once the context reaches `ratio`
+   * of the model's window (always when the next request would not fit, even with `auto` off), the
+   * older conversation becomes one summary and about `keepRatio` of the window stays verbatim.
+   */
+  compaction: CompactionConfig;
   displayCurrency: "auto" | "CNY" | "USD" | undefined;
   /** What a session's commands inherit of its window's environment (sessions/environment.ts). */
   shellEnvironment: { include?: string[] | undefined; exclude?: string[] | undefined };
@@ -208,6 +234,11 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     shellEnvironment: file.shellEnvironment ?? {},
     webFetch: { allowPrivateNetwork: file.webFetch?.allowPrivateNetwork ?? false },
     displayCurrency: file.displayCurrency,
+    compaction: {
+      auto: file.compaction?.auto ?? DEFAULT_COMPACTION.auto,
+      ratio: file.compaction?.ratio ?? DEFAULT_COMPACTION.ratio,
+      keepRatio: file.compaction?.keepRatio ?? DEFAULT_COMPACTION.keepRatio,
+    },
     goal: {
       maxTurns: file.goal?.maxTurns ?? 20,
       maxSeconds: file.goal?.maxSeconds ?? 3600,

@@ -151,6 +151,7 @@ export class OpenAIChatModel implements ChatModel {
         stream: true as const,
         stream_options: { include_usage: true },
         ...(req.tools.length > 0 ? { tools: req.tools } : {}),
+        ...(req.toolChoice && req.tools.length > 0 ? { tool_choice: req.toolChoice } : {}),
         ...this.extraBody(),
       };
       const stream = await client.chat.completions.create(body as never, { signal });

@@ -33,6 +33,8 @@ export type Delta = { kind: "thought" | "text"; text: string };
 export interface RoundRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
+  /** "none": the tools are listed (the request keeps the cached prefix) but may not be called. */
+  toolChoice?: "none";
 }
 
 /** One model of one provider, ready to stream a round. */

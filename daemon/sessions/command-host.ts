@@ -38,7 +38,7 @@ export function commandAnswer(text: string): SessionUpdate {
   return { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "command" } } };
 }
 
-export function commandHost(parts: CommandHostParts, origin: ClientPort | undefined): CommandHost {
+export function commandHost(parts: CommandHostParts, origin: ClientPort | undefined, signal: AbortSignal = new AbortController().signal): CommandHost {
   const { session, runtime, tools, deps } = parts;
   const record = session.record;
   return {
@@ -60,6 +60,23 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
       return session.takeEnvironment(origin);
     },
     reload: () => session.reloadRuntime(),
+    compact: async (focus) => {
+      // "/compact focus on the parser" and "/compact the parser" ask the same.
+      const r = await parts.turns.compactNow(focus.replace(/^focus\s+(on\s+)?/i, "") || undefined, signal);
+      const size = parts.turns.context().size;
+      const n = (v: number): string => v.toLocaleString("en-US");
+      switch (r.kind) {
+        case "none":
+          return "Nothing to compact yet: the conversation is short enough to keep whole.";
+        case "cancelled":
+          return "Compaction cancelled; the conversation is as it was.";
+        case "compacted":
+          return `Context: about ${n(r.before)} → ${n(r.after)} tokens of ${n(size)}. \`/summary\` shows the summary; the editor keeps the full history.`;
+        default:
+          return `Context: about ${n(r.before)} → ${n(r.after)} tokens of ${n(size)}, by trimming older tool outputs.`;
+      }
+    },
+    context: () => parts.turns.context(),
   };
 }
 
@@ -79,7 +96,10 @@ export async function turnInputFor(
   const resolved = runtime.resolve(text);
   const shown = { origin, shown: blocks, shownText: text };
   if (resolved.kind === "local") {
-    return { ...shown, local: async () => parts.turns.emitForTurn(commandAnswer(await resolved.command.run(resolved.args, commandHost(parts, origin)))) };
+    return {
+      ...shown,
+      local: async (signal) => parts.turns.emitForTurn(commandAnswer(await resolved.command.run(resolved.args, commandHost(parts, origin, signal)))),
+    };
   }
   if (resolved.kind === "plugin") return { ...shown, local: (signal) => runPluginAction(parts, resolved.name, resolved.args, signal) };
   // Fail before anything is recorded when no key is configured: the client can run setup.

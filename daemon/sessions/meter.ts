@@ -13,7 +13,7 @@ export const STATUS_UPDATE_METHOD = "_reasonix.io/session/status_update";
 export type TurnOutcome = { kind: "completed" | "cancelled" | "paused" | "error" | "max_turn_requests"; reason?: string };
 
 /** Context windows we know; a provider may state its own in config.json. */
-function contextWindow(config: DaemonConfig, modelRef: string): number {
+export function contextWindow(config: DaemonConfig, modelRef: string): number {
   const [providerName] = modelRef.split("/");
   const provider = config.providers.find((p) => p.name === providerName);
   if (provider?.contextWindow) return provider.contextWindow;
@@ -59,6 +59,18 @@ export class SessionMeter {
     return {
       sessionUpdate: "usage_update",
       used: usage.promptTokens + usage.completionTokens,
+      size: contextWindow(config, modelRef),
+      ...(money ? { cost: { amount: money.amount, currency: money.currency } } : {}),
+    };
+  }
+
+  /** A `usage_update` for a context that changed without a round (a compaction), with the cost so far. */
+  contextUpdate(config: DaemonConfig, modelRef: string, used: number): SessionUpdate {
+    const quote = this.cumulative.quote(displayCurrency(config));
+    const money = quote.selected ?? quote.original;
+    return {
+      sessionUpdate: "usage_update",
+      used,
       size: contextWindow(config, modelRef),
       ...(money ? { cost: { amount: money.amount, currency: money.currency } } : {}),
     };

@@ -70,6 +70,21 @@ export class SessionState {
     this.put(keys.history(this.id, 0), msg);
   }
 
+  /**
+   * Compaction: `messages` become the model history, in the store as in memory. Old keys past the
+   * new end are deleted in the same batch as the new ones (the next commit), so a restart finds the
+   * old history or the new one, never a mix. The array is refilled in place (the turn runner holds it).
+   */
+  replaceHistory(messages: ChatMessage[]): void {
+    const old = this.messages.length;
+    this.messages.length = 0;
+    this.messages.push(...messages);
+    this.record.historyLength = messages.length;
+    this.record.context = undefined;
+    messages.forEach((m, i) => this.put(keys.history(this.id, i), m));
+    if (this.faultError === undefined) for (let i = messages.length; i < old; i++) this.writer.del(keys.history(this.id, i));
+  }
+
   appendLedger(entry: LedgerBody): void {
     const seq = ++this.record.lastSeq;
     this.put(keys.event(this.id, seq), { ...entry, seq, at: new Date().toISOString() });

@@ -9,6 +9,7 @@ import { resolveModelRef } from "../provider/registry.js";
 import { AUTO, effortLevels } from "../provider/effort.js";
 import { isPreset } from "../tools/permissions.js";
 import { configOptions, isMode, providerOf } from "./controls.js";
+import { GOAL_NOTE } from "../agent/goal.js";
 import type { DaemonConfig } from "../config/config.js";
 import type { PermissionBroker } from "./permission-broker.js";
 import type { ClientPort, SessionRecord, SessionUpdate } from "./types.js";
@@ -28,6 +29,11 @@ const PLAN_NOTE =
   "[Reasonix] Plan mode is on. Investigate with read-only tools, then propose a plan: record the steps " +
   "with todo_write and call exit_plan_mode with the plan. File edits and commands are blocked until the user approves.";
 const PLAN_OFF_NOTE = "[Reasonix] Plan mode is off: you may edit files and run commands again, within the permission preset.";
+
+/** The note that stands for the current mode (re-stated in a compaction's summary, as it may have been summarised away). */
+export function modeNote(modeId: string): string | undefined {
+  return modeId === "plan" ? PLAN_NOTE : modeId === "goal" ? GOAL_NOTE : undefined;
+}
 
 function announce(session: SettingsHost, exclude: ClientPort | undefined): void {
   session.emit({ sessionUpdate: "config_option_update", configOptions: configOptions(session.record, session.config()) }, exclude);

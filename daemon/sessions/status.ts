@@ -18,6 +18,8 @@ export interface StatusView {
   sequence: number;
   /** The "always" answers of this session (in memory only: a restart forgets them). */
   grants: GrantView[];
+  /** Tokens the next request carries and the model's window. */
+  context: { used: number; size: number };
 }
 
 export function statusSnapshot(v: StatusView): Record<string, unknown> {
@@ -56,6 +58,12 @@ export function statusSnapshot(v: StatusView): Record<string, unknown> {
     inbox: v.inbox,
     grants: v.grants,
     usage: { turn: v.meter.usageObject(v.config, "turn"), cumulative: v.meter.usageObject(v.config, "cumulative") },
+    context: {
+      used: v.context.used,
+      size: v.context.size,
+      compactions: r.compaction?.count ?? 0,
+      ...(r.compaction ? { lastCompaction: r.compaction } : {}),
+    },
   };
 }
 
@@ -90,6 +98,7 @@ export class StatusReporter {
       meter: SessionMeter;
       config(): DaemonConfig;
       grants(): GrantView[];
+      context(): { used: number; size: number };
     },
   ) {}
 
@@ -105,6 +114,7 @@ export class StatusReporter {
       config: v.config(),
       sequence: ++this.sequence,
       grants: v.grants(),
+      context: v.context(),
     });
   }
 

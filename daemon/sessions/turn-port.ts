@@ -7,12 +7,12 @@ import type { GoalState } from "../agent/goal.js";
 import type { Inbox } from "../inbox/inbox.js";
 import type { Logger } from "../log/log.js";
 import type { Usage } from "../provider/types.js";
-import type { SessionMeter } from "./meter.js";
+import { contextWindow, type SessionMeter } from "./meter.js";
 import type { SessionRuntime } from "./runtime.js";
 import type { SessionDeps } from "./deps.js";
 import { storeFailureError, type SessionState } from "./session-state.js";
 import type { SessionTools } from "./session-tools.js";
-import { setMode } from "./settings.js";
+import { modeNote, setMode } from "./settings.js";
 import type { SettingsHost } from "./settings.js";
 import { titleFrom } from "./prompt-text.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
@@ -105,8 +105,22 @@ export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
       t.cacheHitTokens += u.cacheHitTokens;
       t.cacheMissTokens += u.cacheMissTokens;
       t.reasoningTokens += u.reasoningTokens;
+      // The round's request was the history as it stands now (its answer is appended after this).
+      record.context = { promptTokens: u.promptTokens, messages: state.history().length };
       return update;
     },
+    contextWindow: () => contextWindow(deps.config(), record.model),
+    modeNote: () => modeNote(record.mode),
+    compactionSettings: () => deps.config().compaction,
+    contextAnchor: () => record.context,
+    replaceHistory: (messages, info) => {
+      state.replaceHistory(messages);
+      // Until the next round is counted, the size is the compactor's calibrated estimate.
+      record.context = { promptTokens: info.tokensAfter, messages: messages.length };
+      const { focus, ...rest } = info;
+      record.compaction = { ...rest, ...(focus ? { focus } : {}), count: (record.compaction?.count ?? 0) + 1, at: new Date().toISOString() };
+    },
+    contextUpdate: (used) => meter.contextUpdate(deps.config(), record.model, used),
     settleOutcome: (kind, reason) => {
       meter.outcome ??= reason === undefined ? { kind } : { kind, reason };
       return meter.outcome.kind;

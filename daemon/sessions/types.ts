@@ -70,6 +70,21 @@ export interface SessionRecord {
   instructionFiles?: string[] | undefined;
   /** The cumulative cost ledger (pricing.ts), so costs survive restarts. */
   costs?: unknown;
+  /** The provider's prompt tokens for the last request and how many messages it held. */
+  context?: { promptTokens: number; messages: number } | undefined;
+  /** Compactions of the model history so far (the summary itself is the history's second message). */
+  compaction?: CompactionRecord | undefined;
+}
+
+export interface CompactionRecord {
+  count: number;
+  at: string;
+  /** Messages the last compaction replaced; `summarised` false when it could only trim them. */
+  messages: number;
+  summarised: boolean;
+  focus?: string | undefined;
+  tokensBefore: number;
+  tokensAfter: number;
 }
 
 export interface UsageTotals {

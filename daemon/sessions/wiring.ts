@@ -98,6 +98,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     running: () => turns.running,
     queued: () => turns.queued,
     pending: () => [...broker.pending.values()],
+    context: () => turns.context(),
   });
   return { router, broker, tools, surfaces, runtime, turns, status };
 }

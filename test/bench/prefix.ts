@@ -17,11 +17,11 @@ import type { Row } from "./stats.js";
 const STEER = "_reasonix.io/session/steer";
 const ENQUEUE = "_reasonix.io/session/inbox/enqueue";
 
-function promptBytes(r: RecordedRequest): string {
+export function promptBytes(r: RecordedRequest): string {
   return JSON.stringify({ tools: r.body.tools, messages: r.body.messages });
 }
 
-function commonPrefix(a: string, b: string): number {
+export function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;

@@ -265,7 +265,17 @@ test("plugin surfaces: text fallback for plain clients, structured payloads for 
 });
 
 test("usage_update after each round; cost matches the price table to the cent; status carries the costQuote", async (t) => {
-  const { agent, model, workdir } = await world(t);
+  // A window that holds the scripted 3.5M-token round (a smaller one would compact before the next).
+  const bigWindow = (dir: string) =>
+    writeFileSync(
+      join(dir, "config.json"),
+      JSON.stringify({
+        providers: [
+          { name: "deepseek", baseUrl: "https://api.deepseek.com", apiKeyEnv: "DEEPSEEK_API_KEY", models: ["deepseek-v4-flash"], contextWindow: 4_000_000 },
+        ],
+      }),
+    );
+  const { agent, model, workdir } = await world(t, { prepare: bigWindow });
   // Status updates are vendor traffic: only a client that opted in gets them.
   const { status } = await discover(agent, { clientCapabilities: { _meta: { "reasonix.io": {} } } });
   const { sessionId } = await agent.newSession(workdir);
@@ -280,7 +290,7 @@ test("usage_update after each round; cost matches the price table to the cent; s
   const usage = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "usage_update");
   assert.equal(usage.length, 2, "one per model round");
   assert.equal(usage[0].used, 3_500_000);
-  assert.equal(usage[0].size, 1_000_000);
+  assert.equal(usage[0].size, 4_000_000);
   assert.deepEqual(usage[0].cost, { amount: 3.02, currency: "CNY" });
   // 3.02 + (0.02·1000 + 2·100)/1e6 = 3.02022
   assert.equal(usage[1].cost.amount.toFixed(2), "3.02");

@@ -61,6 +61,11 @@ export class ScriptedModel {
   respond: ((req: RecordedRequest, index: number) => ScriptedReply) | undefined;
   /** When set, GET /models answers 401 to any other bearer key, as a real provider does. */
   modelsKey: string | undefined;
+  /**
+   * When set, a request whose prompt tokens (as `usage` reports them: a quarter of the serialized
+   * tools and messages) exceed it is refused with HTTP 400, as DeepSeek refuses an over-long context.
+   */
+  contextWindow: number | undefined;
 
   private readonly queue: ScriptedReply[] = [];
   private readonly sockets = new Set<Socket>();
@@ -188,6 +193,11 @@ export class ScriptedModel {
       return;
     }
 
+    if (this.contextWindow !== undefined && this.promptTokens(recorded) > this.contextWindow) {
+      const message = `This model's maximum context length is ${this.contextWindow} tokens. However, you requested ${this.promptTokens(recorded)} tokens. Please reduce the length of the messages.`;
+      sendJson(res, 400, { error: { message, type: "invalid_request_error", param: null, code: "invalid_request_error" } });
+      return;
+    }
     const reply = this.queue.shift() ?? this.respond?.(recorded, index) ?? DEFAULT_REPLY;
     const extraHeaders = reply.headers ?? {};
 
@@ -333,6 +343,11 @@ export class ScriptedModel {
     res.end();
   }
 
+  /** The prompt tokens a request counts as by default: a quarter of its serialized tools and messages. */
+  promptTokens(req: RecordedRequest): number {
+    return Math.max(1, Math.ceil(cacheKey(req.body).length / 4));
+  }
+
   /**
    * Defaults imitate DeepSeek's prefix cache roughly: the part of this request's serialized tools
    * and messages that repeats an earlier request counts as cache hits, so tests can watch the
@@ -345,7 +360,7 @@ export class ScriptedModel {
       if (earlier === req) continue;
       common = Math.max(common, commonPrefixLength(key, cacheKey(earlier.body)));
     }
-    const promptDefault = Math.max(1, Math.ceil(key.length / 4));
+    const promptDefault = this.promptTokens(req);
     const prompt = reply.usage?.prompt_tokens ?? promptDefault;
     const hit = reply.usage?.prompt_cache_hit_tokens ?? Math.min(prompt, Math.floor(common / 4));
     const miss = reply.usage?.prompt_cache_miss_tokens ?? Math.max(0, prompt - hit);
