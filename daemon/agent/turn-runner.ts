@@ -202,6 +202,16 @@ export class TurnRunner<W> {
   private async modelLoop(turn: ActiveTurn<W>): Promise<StopReason> {
     const port = this.port;
     await port.settleTools();
+    try {
+      return await this.loop(turn);
+    } finally {
+      const sealed = port.sealCheckpoint?.();
+      if (sealed) this.emitForTurn(sealed);
+    }
+  }
+
+  private loop(turn: ActiveTurn<W>): Promise<StopReason> {
+    const port = this.port;
     return runTurn(
       {
         emit: (u) => this.emitForTurn(u),
@@ -213,6 +223,7 @@ export class TurnRunner<W> {
         shouldStop: () => port.goal()?.status === "blocked",
         admitSteers: () => this.admitSteers(),
         budgetExceeded: () => port.budgetExceeded(),
+        extraSteps: () => port.extraSteps?.() ?? 0,
       },
       port.createModel(),
       turn.controller.signal,

@@ -23,6 +23,8 @@ export interface TurnHost {
   admitSteers?(): Promise<number>;
   /** A per-turn budget that is used up: its warning. The turn then pauses with end_turn. */
   budgetExceeded?(): string | undefined;
+  /** Rounds run on this turn's behalf elsewhere (subagents): they count against `maxSteps`. */
+  extraSteps?(): number;
 }
 
 export interface TurnOptions {
@@ -32,7 +34,7 @@ export interface TurnOptions {
 const isAbort = (signal: AbortSignal): boolean => signal.aborted;
 
 export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSignal, opts: TurnOptions): Promise<StopReason> {
-  for (let step = 0; step < opts.maxSteps; step++) {
+  for (let step = 0; step + (host.extraSteps?.() ?? 0) < opts.maxSteps; step++) {
     let round: RoundResult | undefined;
     // A truly empty answer is retried once at the same request boundary.
     for (let attempt = 0; attempt < 2; attempt++) {

@@ -31,6 +31,12 @@ export interface CommandHost {
   environmentNames(): string[];
   /** Takes the calling window's environment (minus secrets) for the session's commands; returns the names. */
   reloadEnvironment(): Promise<string[]>;
+  /** The session's background commands. */
+  jobs(): Array<{ jobId: string; command: string; pid: number | undefined; startedAt: string; state: string; exitCode: number | null; signal: string | null }>;
+  /** Restores the files of the newest checkpoint not yet undone; the answer to show. */
+  undo(): Promise<string>;
+  redo(): Promise<string>;
+  checkpoints(): Promise<string>;
 }
 
 export interface BuiltinCommand {
@@ -54,6 +60,11 @@ function grantLine(g: CommandHost["grants"][number]): string {
     default:
       return `${g.decision} the MCP tool ${g.covers}`;
   }
+}
+
+function jobLine(j: ReturnType<CommandHost["jobs"]>[number]): string {
+  const state = j.state === "running" ? `running (pid ${j.pid ?? "?"})` : j.exitCode !== null ? `exited ${j.exitCode}` : `ended by ${j.signal ?? "a signal"}`;
+  return `\`${j.jobId}\` ${state} — \`${j.command.replace(/\s+/g, " ").slice(0, 80)}\` — since ${j.startedAt}`;
 }
 
 function grantLines(grants: CommandHost["grants"]): string[] {
@@ -85,6 +96,7 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         `- Usage so far: ${n(u?.rounds)} model rounds, ${n(u?.promptTokens)} prompt tokens (${n(u?.cacheHitTokens)} cache hits, ${n(u?.cacheMissTokens)} misses), ${n(u?.completionTokens)} completion tokens (${n(u?.reasoningTokens)} reasoning)`,
         `- MCP servers: ${host.mcpServers.length ? host.mcpServers.join(", ") : "none"}`,
         `- Inbox: ${host.queuedPrompts} queued prompt${host.queuedPrompts === 1 ? "" : "s"}, ${host.pendingPermissions} pending permission question${host.pendingPermissions === 1 ? "" : "s"}`,
+        `- Background jobs: ${host.jobs().length ? host.jobs().map(jobLine).join("; ") : "none"}`,
         `- Workspace: ${[r.cwd, ...r.additionalDirectories].join(", ")}`,
       ].join("\n");
     },
@@ -125,6 +137,30 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         "Names containing KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are left out; `shellEnvironment` in config.json adjusts that.",
       ].join("\n");
     },
+  },
+  {
+    name: "jobs",
+    description: "List this session's background commands",
+    async run(_args, host) {
+      const jobs = host.jobs();
+      if (jobs.length === 0) return "No background jobs in this session.";
+      return ["**Background jobs** (they run on when windows close; closing the session stops them)", ...jobs.map((j) => `- ${jobLine(j)}`)].join("\n");
+    },
+  },
+  {
+    name: "undo",
+    description: "Restore the files the last turn changed (not yet undone)",
+    run: (_args, host) => host.undo(),
+  },
+  {
+    name: "redo",
+    description: "Re-apply the last /undo",
+    run: (_args, host) => host.redo(),
+  },
+  {
+    name: "checkpoints",
+    description: "List the saved checkpoints of this session's file changes",
+    run: (_args, host) => host.checkpoints(),
   },
   {
     name: "sessions",

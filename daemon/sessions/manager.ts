@@ -11,6 +11,7 @@ import { Inbox, inboxKeys } from "../inbox/inbox.js";
 import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
 import { filterEnvironment } from "./environment.js";
 import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
+import { checkpointKeys } from "./checkpoints.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -221,6 +222,8 @@ export class SessionManager {
     await this.store.batch([{ type: "del", key: keys.session(id) }, ...unindex], true);
     await this.store.deletePrefix(keys.eventPrefix(id));
     await this.store.deletePrefix(keys.historyPrefix(id));
+    await this.store.deletePrefix(checkpointKeys.checkpointPrefix(id));
+    await this.store.deletePrefix(checkpointKeys.blobPrefix(id));
     await (await Inbox.open(this.store, id)).destroy();
   }
 
@@ -281,6 +284,8 @@ export class SessionManager {
     if (this.sweeper) clearInterval(this.sweeper);
     await Promise.all([...this.live.values()].map((s) => s.commit().catch(() => undefined)));
     await Promise.all([...this.live.values()].map((s) => s.closeExtensions().catch(() => undefined)));
+    // Background jobs belong to the daemon's sessions: none outlives the daemon.
+    await Promise.all([...this.live.values()].map((s) => s.jobs.killAll().catch(() => undefined)));
     await Promise.all([...this.stopping]);
   }
 }

@@ -7,6 +7,7 @@ import type { DaemonConfig } from "../config/config.js";
 import { STATUS_UPDATE_METHOD, type SessionMeter } from "./meter.js";
 import type { ClientPort, SessionRecord } from "./types.js";
 import type { GrantView } from "../tools/permissions.js";
+import type { JobView } from "../tools/jobs.js";
 
 export interface StatusView {
   record: SessionRecord;
@@ -72,6 +73,8 @@ export interface OperatorStatus {
   pendingPermissions: unknown[];
   inbox: { depth: number; paused: boolean };
   modelRounds: number;
+  /** Background commands, running or ended, with their process ids. */
+  jobs: JobView[];
 }
 
 /** A session's status in both shapes (vendor snapshot, operator view) and its status updates. */
@@ -90,6 +93,7 @@ export class StatusReporter {
       meter: SessionMeter;
       config(): DaemonConfig;
       grants(): GrantView[];
+      jobs(): JobView[];
     },
   ) {}
 
@@ -122,6 +126,7 @@ export class StatusReporter {
       pendingPermissions: this.v.pending(),
       inbox: { depth: inbox.depth(), paused: inbox.paused },
       modelRounds: r.usage?.rounds ?? 0,
+      jobs: this.v.jobs(),
     };
   }
 

@@ -4,6 +4,9 @@
  * reporter, each given the few callbacks into the session it needs.
  */
 import { TurnRunner } from "../agent/turn-runner.js";
+import { DEFAULT_SUBAGENT_LIMITS, subagentRunner } from "../agent/subagent.js";
+import { JobTable } from "../tools/jobs.js";
+import { Checkpoints } from "./checkpoints.js";
 import type { Inbox } from "../inbox/inbox.js";
 import type { SessionDeps } from "./deps.js";
 import { EditorRouter } from "./editor-router.js";
@@ -33,6 +36,8 @@ export interface SessionParts {
   runtime: SessionRuntime;
   turns: TurnRunner<ClientPort>;
   status: StatusReporter;
+  jobs: JobTable;
+  checkpoints: Checkpoints;
 }
 
 export function wireSession(session: WiringHost, state: SessionState, meter: SessionMeter, inbox: Inbox, deps: SessionDeps): SessionParts {
@@ -44,6 +49,9 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     () => turns.origin,
   );
   const broker = new PermissionBroker(record.id, router, () => deps.permissionTimeoutMs());
+  const jobs = new JobTable();
+  const checkpoints = new Checkpoints(deps.store, record.id, record.cwd);
+  let port!: ReturnType<typeof turnPort>;
   const tools = new SessionTools({
     record,
     env: () => session.toolEnv(),
@@ -56,6 +64,16 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
       approvePlan: (plan, steps, toolCallId, signal) => approvePlan(session, plan, steps, toolCallId, signal),
       reportGoal: (status, summary) => reportGoal(session, status, summary),
     },
+    jobs,
+    beforeWrite: (path) => checkpoints.capture(path),
+    subagent: (runner) =>
+      subagentRunner({
+        runner,
+        createModel: () => port.createModel(),
+        onUsage: (u) => turns.emitForTurn(port.onUsage(u)),
+        countStep: () => meter.subagentSteps++,
+        limits: { ...DEFAULT_SUBAGENT_LIMITS, maxSteps: Math.min(DEFAULT_SUBAGENT_LIMITS.maxSteps, deps.maxSteps()) },
+      }),
   });
   const surfaces = new SurfaceEmitter({
     sessionId: record.id,
@@ -85,7 +103,8 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     tools,
     interact: (request, signal) => relayInteraction(interaction, request, signal),
   });
-  turns = new TurnRunner(turnPort({ session, state, tools, runtime, meter, inbox, deps }));
+  port = turnPort({ session, state, tools, runtime, meter, inbox, deps, checkpoints });
+  turns = new TurnRunner(port);
   const status = new StatusReporter({
     sessionId: record.id,
     record,
@@ -97,6 +116,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     running: () => turns.running,
     queued: () => turns.queued,
     pending: () => [...broker.pending.values()],
+    jobs: () => jobs.list(),
   });
-  return { router, broker, tools, surfaces, runtime, turns, status };
+  return { router, broker, tools, surfaces, runtime, turns, status, jobs, checkpoints };
 }

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { localCommands } from "../../daemon/tools/local-commands.js";
 import { localFiles } from "../../daemon/tools/local-files.js";
+import { JobTable } from "../../daemon/tools/jobs.js";
 import type { PlanEntry, Tool, ToolContext, ToolResult } from "../../daemon/tools/types.js";
 
 export interface Fixture {
@@ -23,6 +24,7 @@ export interface Fixture {
 type Update = Omit<ToolCallUpdate, "toolCallId">;
 
 export function fixture(): Fixture {
+  const jobs = new JobTable();
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reasonix-tools-")));
   const abort = new AbortController();
   const f: Fixture = {
@@ -32,7 +34,10 @@ export function fixture(): Fixture {
     plans: [],
     questions: [],
     answer: undefined,
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => {
+      void jobs.killAll();
+      rmSync(dir, { recursive: true, force: true });
+    },
     ctx: {
       sessionId: "s1",
       cwd: dir,
@@ -48,6 +53,7 @@ export function fixture(): Fixture {
         f.questions.push({ question, choices });
         return f.answer;
       },
+      jobs,
       controls: {
         mode: () => "normal",
         approvePlan: async () => "not_in_plan",

@@ -9,7 +9,23 @@ import { todoWriteTool } from "./todo-write.js";
 test("the built-in tools come in a fixed order", () => {
   assert.deepEqual(
     builtinTools().map((t) => t.name),
-    ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "run_command", "todo_write", "ask_user", "exit_plan_mode", "update_goal"],
+    [
+      "read_file",
+      "list_directory",
+      "glob",
+      "grep",
+      "write_file",
+      "edit_file",
+      "run_command",
+      "todo_write",
+      "ask_user",
+      "exit_plan_mode",
+      "update_goal",
+      "command_output",
+      "command_wait",
+      "command_kill",
+      "task",
+    ],
   );
   assert.equal(JSON.stringify(builtinTools().map((t) => t.parameters)), JSON.stringify(builtinTools().map((t) => t.parameters)));
 });
@@ -52,6 +68,8 @@ const samples: Record<string, [unknown, boolean][]> = {
     [{ command: "ls", cwd: "x", timeoutSeconds: 5 }, true],
     [{ command: "ls", timeoutSeconds: 0 }, false],
     [{ command: "ls", timeoutSeconds: 601 }, false],
+    [{ command: "npm run dev", background: true }, true],
+    [{ command: "ls", background: "yes" }, false],
   ],
   todo_write: [
     [{ todos: [] }, true],
@@ -73,6 +91,23 @@ const samples: Record<string, [unknown, boolean][]> = {
     [{ status: "complete", summary: "done" }, true],
     [{ status: "finished", summary: "x" }, false],
     [{ status: "continue" }, false],
+  ],
+  command_output: [
+    [{ jobId: "job-1" }, true],
+    [{}, false],
+  ],
+  command_wait: [
+    [{ jobId: "job-1", timeoutSeconds: 5 }, true],
+    [{ jobId: "job-1", timeoutSeconds: 601 }, false],
+  ],
+  command_kill: [
+    [{ jobId: "job-1" }, true],
+    [{ jobId: "" }, false],
+  ],
+  task: [
+    [{ prompt: "Where is the parser?" }, true],
+    [{ prompt: "" }, false],
+    [{}, false],
   ],
 };
 

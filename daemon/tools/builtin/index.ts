@@ -10,6 +10,8 @@ import { todoWriteTool } from "./todo-write.js";
 import { writeFileTool } from "./write-file.js";
 import { exitPlanModeTool } from "./exit-plan-mode.js";
 import { updateGoalTool } from "./update-goal.js";
+import { commandKillTool, commandOutputTool, commandWaitTool } from "./command-jobs.js";
+import { taskTool } from "./task.js";
 
 /** The order is part of every request's cached prefix: never reorder, only append. */
 export function builtinTools(): Tool[] {
@@ -25,5 +27,9 @@ export function builtinTools(): Tool[] {
     askUserTool,
     exitPlanModeTool,
     updateGoalTool,
+    commandOutputTool,
+    commandWaitTool,
+    commandKillTool,
+    taskTool,
   ];
 }
