@@ -7,7 +7,8 @@
  * are seen: what a shell command changes is not.
  */
 import { createHash } from "node:crypto";
-import { readFile, unlink } from "node:fs/promises";
+import { readFile, rmdir, stat, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { Store } from "../store/store.js";
 import { decodeBytes, looksBinary, writeAtomic } from "../tools/local-files.js";
 import type { FileAccess } from "../tools/types.js";
@@ -26,6 +27,8 @@ interface FileEntry {
   before: string | null;
   /** What it held when it was undone (null: gone), for redo. */
   after?: string | null;
+  /** Folders the turn had to create for a new file, outermost first: undo removes them when empty. */
+  dirs?: string[];
 }
 
 interface CheckpointRecord {
@@ -45,6 +48,20 @@ async function bytesOf(path: string): Promise<Buffer | null> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw err;
   }
+}
+
+/** The folders above `path` that do not exist yet, outermost first. */
+async function missingDirs(path: string): Promise<string[]> {
+  const out: string[] = [];
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      await stat(dir);
+      break;
+    } catch {
+      out.unshift(dir);
+    }
+  }
+  return out;
 }
 
 export class Checkpoints {
@@ -98,10 +115,11 @@ export class Checkpoints {
         await unlink(f.path).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== "ENOENT") throw err;
         });
-        removed.push(this.show(f.path));
+        for (const dir of [...(f.dirs ?? [])].reverse()) await rmdir(dir).catch(() => undefined);
+        removed.unshift(this.show(f.path));
       } else {
         await this.put(files, f.path, await this.blob(f.before));
-        restored.push(this.show(f.path));
+        restored.unshift(this.show(f.path));
       }
     }
     return [
@@ -158,7 +176,7 @@ export class Checkpoints {
       before = hashOf(bytes);
       ops.push({ type: "put", key: checkpointKeys.blob(this.sessionId, before), value: { data: bytes.toString("base64") } });
     }
-    this.open.files.push({ path, before });
+    this.open.files.push({ path, before, ...(bytes ? {} : { dirs: await missingDirs(path) }) });
     ops.push({ type: "put", key: checkpointKeys.checkpoint(this.sessionId, this.open.n), value: this.open });
     await this.store.batch(ops, true);
   }
