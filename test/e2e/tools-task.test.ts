@@ -1,0 +1,87 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { world, within } from "./fixture.js";
+
+const textOfContent = (u: any): string => (u.content ?? []).map((c: any) => c.content?.text ?? "").join("\n");
+
+test("a task subagent answers by reading files, with a fresh context and read-only tools; its progress shows in the parent's call; its steps count against the parent's limit", async (t) => {
+  const { agent, model, workdir } = await world(t, { env: { REASONIX_MAX_STEPS: "4" } });
+  mkdirSync(join(workdir, "notes"));
+  writeFileSync(join(workdir, "notes", "answer.txt"), "The magic number is 42.\n");
+  const question = "What is the magic number in notes/answer.txt? Report it with its file and line.";
+  model.enqueue(
+    { content: ["Asking a subagent."], toolCalls: [{ id: "task1", name: "task", arguments: { prompt: question } }] },
+    { toolCalls: [{ id: "read1", name: "read_file", arguments: { path: "notes/answer.txt" } }] },
+    { content: ["The magic number is 42 (notes/answer.txt:1)."] },
+    { toolCalls: [{ id: "ls1", name: "list_directory", arguments: {} }] },
+    { toolCalls: [{ id: "ls2", name: "list_directory", arguments: {} }] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const r = await within(15_000, "the turn", agent.prompt(sessionId, "find the magic number"));
+
+  // Child: its own history (a system prompt of its own and the question), only the read-only tools.
+  const child = model.requests[1]!.body;
+  assert.equal(child.messages.length, 2);
+  assert.match(child.messages[0].content, /subagent/);
+  assert.deepEqual(child.messages[1], { role: "user", content: question });
+  assert.deepEqual(
+    child.tools.map((x: any) => x.function.name),
+    ["read_file", "list_directory", "glob", "grep"],
+  );
+  assert.match(model.requests[2]!.body.messages.at(-1).content, /The magic number is 42/);
+  // Parent: the report is the task's result.
+  const parentTool = model.requests[3]!.body.messages.find((m: any) => m.role === "tool" && m.tool_call_id === "task1");
+  assert.equal(parentTool.content, "The magic number is 42 (notes/answer.txt:1).");
+  assert.equal(model.requests[3]!.body.messages.filter((m: any) => m.role === "user").length, 1, "the parent's history never sees the child's");
+
+  // Progress streamed into the parent's tool call; the child's calls are not calls of the session.
+  const updates = agent.updatesFor(sessionId);
+  const taskCall = updates.find((u) => u.sessionUpdate === "tool_call" && u.title.startsWith("Subagent:"));
+  const mine = updates.filter((u) => u.toolCallId === taskCall.toolCallId && u.sessionUpdate === "tool_call_update");
+  assert.ok(
+    mine.some((u) => u.status === undefined && /- Read notes\/answer\.txt ✓/.test(textOfContent(u))),
+    "a progress update names the child's read",
+  );
+  const final = mine.at(-1);
+  assert.equal(final.status, "completed");
+  assert.match(textOfContent(final), /- Read notes\/answer\.txt ✓[\s\S]*Subagent finished: end_turn, 2 steps\.[\s\S]*\*\*Report\*\*\nThe magic number is 42/);
+  assert.deepEqual(final.rawOutput, { stopReason: "end_turn", steps: 2 });
+  assert.deepEqual(
+    updates.filter((u) => u.sessionUpdate === "tool_call").map((u) => u.title.split(" ")[0]),
+    ["Subagent:", "List"],
+  );
+
+  // Limit 4: parent round 1, two child rounds, parent round 2; a fifth round never happens.
+  assert.equal(r.stopReason, "max_turn_requests");
+  assert.equal(model.requests.length, 4);
+});
+
+test("cancelling the parent turn stops its subagent mid-request", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  writeFileSync(join(workdir, "a.txt"), "alpha\n");
+  model.enqueue(
+    { toolCalls: [{ id: "task1", name: "task", arguments: { prompt: "Summarise a.txt" } }] },
+    { toolCalls: [{ id: "read1", name: "read_file", arguments: { path: "a.txt" } }] },
+    { content: ["Still think"], hang: true },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const turn = agent.prompt(sessionId, "summarise");
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "tool_call_update" && /- Read a\.txt ✓/.test(textOfContent(u.update)));
+  await model.waitForRequests(3);
+  await agent.cancel(sessionId);
+  assert.equal((await within(10_000, "the cancelled turn", turn)).stopReason, "cancelled");
+  assert.equal(model.aborted, 1, "the child's streaming request was abandoned");
+  assert.equal(model.requests.length, 3, "nothing ran after the cancel");
+  const last = agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "tool_call_update")
+    .at(-1);
+  assert.equal(last.status, "failed");
+  // The session goes on.
+  model.enqueue({ content: ["fine"] });
+  assert.equal((await agent.prompt(sessionId, "again")).stopReason, "end_turn");
+});
