@@ -24,6 +24,8 @@ export const DEFAULT_SUBAGENT_LIMITS: SubagentLimits = { maxSteps: 20, maxTokens
 export interface SubagentDeps {
   /** The parent's tool runner: its gate, grants and windows. */
   runner: RunnerHost;
+  /** The parent's task call: the child's permission questions are asked under it. */
+  toolCallId: string;
   createModel(): ChatModel;
   /** The child's usage, counted as the parent's. */
   onUsage(usage: Usage): void;
@@ -87,6 +89,13 @@ export function subagentRunner(deps: SubagentDeps): SubagentRunner {
         ...runner,
         tools,
         emit: childEmit,
+        // The editor knows the task call, not the child's calls: questions are asked under the former.
+        askPermission: (toolCall, options, sig) =>
+          runner.askPermission(
+            { ...toolCall, toolCallId: deps.toolCallId, status: "in_progress", title: `Subagent: ${toolCall.title ?? "a tool call"}` },
+            options,
+            sig,
+          ),
         context: (sig, id) => {
           // A child never starts a child of its own.
           const { subagent: _none, ...ctx } = runner.context(sig, id);

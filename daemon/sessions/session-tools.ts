@@ -30,7 +30,7 @@ export interface SessionToolsHost {
   /** Before a tool writes a file: the checkpoint saves what it held. */
   beforeWrite(path: string): Promise<void>;
   /** The task tool's child agent, over this call's runner (the parent's gate and grants). */
-  subagent(runner: RunnerHost): SubagentRunner;
+  subagent(runner: RunnerHost, toolCallId: string): SubagentRunner;
 }
 
 export class SessionTools {
@@ -99,7 +99,7 @@ export class SessionTools {
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
           controls: host.controls,
           jobs: host.jobs,
-          subagent: host.subagent(runner),
+          subagent: host.subagent(runner, toolCallId),
           askUser: async (question: string, choices: string[]) => {
             const options: PermissionOption[] = [
               ...choices.map((c, i) => ({ optionId: `answer_${i}`, name: c, kind: "allow_once" as const })),

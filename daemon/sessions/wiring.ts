@@ -66,9 +66,10 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     },
     jobs,
     beforeWrite: (path) => checkpoints.capture(path),
-    subagent: (runner) =>
+    subagent: (runner, toolCallId) =>
       subagentRunner({
         runner,
+        toolCallId,
         createModel: () => port.createModel(),
         onUsage: (u) => turns.emitForTurn(port.onUsage(u)),
         countStep: () => meter.subagentSteps++,

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning } from "../../shared/process.js";
+import { stopDaemon } from "../support/harness.js";
 import { daemonStatus, world, within } from "./fixture.js";
 
 const until = async (cond: () => boolean | Promise<boolean>, what: string): Promise<void> => {
@@ -87,4 +88,24 @@ test("a background command outlives every window; a later turn from a new window
   assert.ok(isRunning(sleeper));
   assert.deepEqual((await w2.rpc.request("session/close", { sessionId })) ?? {}, {});
   assert.equal(isRunning(sleeper), false, "no process of the job remains after session close");
+});
+
+test("background jobs run in the daemon even when the editor offers terminals, and end when the daemon stops", async (t) => {
+  const { agent, model, workdir, home } = await world(t, { clientCapabilities: { terminal: true } });
+  agent.onClientRequest = (method) => {
+    throw new Error(`unexpected ${method}`);
+  };
+  model.enqueue(
+    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "echo $$ > bg.pid; exec sleep 60", background: true } }] },
+    { content: ["running"] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
+  assert.equal(agent.agentRequests.filter((r) => r.method.startsWith("terminal/")).length, 0, "no editor terminal for a background job");
+  await until(() => existsSync(join(workdir, "bg.pid")) && readFileSync(join(workdir, "bg.pid"), "utf8").trim() !== "", "the job's pid");
+  const pid = Number(readFileSync(join(workdir, "bg.pid"), "utf8"));
+  assert.ok(isRunning(pid));
+  await stopDaemon(home.dir);
+  assert.equal(isRunning(pid), false, "the daemon's stop ended the job");
 });

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { world, within } from "./fixture.js";
 
@@ -84,4 +85,28 @@ test("cancelling the parent turn stops its subagent mid-request", async (t) => {
   // The session goes on.
   model.enqueue({ content: ["fine"] });
   assert.equal((await agent.prompt(sessionId, "again")).stopReason, "end_turn");
+});
+
+test("a subagent's read outside the workspace asks the parent's window, like the parent's own would; a refusal reaches the child", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  const outside = mkdtempSync(join(tmpdir(), "rx-outside-"));
+  t.after(() => rmSync(outside, { recursive: true, force: true }));
+  writeFileSync(join(outside, "secret.txt"), "not for you\n");
+  model.enqueue(
+    { toolCalls: [{ id: "task1", name: "task", arguments: { prompt: "Read the secret" } }] },
+    { toolCalls: [{ id: "read1", name: "read_file", arguments: { path: join(outside, "secret.txt") } }] },
+    { content: ["I was not allowed to read it."] },
+    { content: ["done"] },
+  );
+  agent.onPermission = (params) => ({ outcome: { outcome: "selected", optionId: params.options.find((o: any) => o.kind === "reject_once").optionId } });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  assert.equal((await within(10_000, "the turn", agent.prompt(sessionId, "go"))).stopReason, "end_turn");
+  const asked = agent.agentRequests.filter((r) => r.method === "session/request_permission");
+  assert.equal(asked.length, 1);
+  assert.match(asked[0]!.params.toolCall.title, /^Subagent: Read .*secret\.txt/);
+  const taskCall = agent.updatesFor(sessionId).find((u) => u.sessionUpdate === "tool_call");
+  assert.equal(asked[0]!.params.toolCall.toolCallId, taskCall.toolCallId, "asked under the task call the editor knows");
+  assert.match(model.requests[2]!.body.messages.at(-1).content, /rejected/);
+  assert.equal(model.requests.length, 4);
 });
