@@ -19,8 +19,6 @@ export interface SubagentLimits {
   seconds: number;
 }
 
-export const DEFAULT_SUBAGENT_LIMITS: SubagentLimits = { maxSteps: 20, maxTokens: 400_000, seconds: 600 };
-
 export interface SubagentDeps {
   /** The parent's tool runner: its gate, grants and windows. */
   runner: RunnerHost;

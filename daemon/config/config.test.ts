@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, parseConfigText, resolveConfig } from "./config.js";
+import { ConfigError, ConfigFile, parseConfigText, resolveConfig } from "./config.js";
 
 test("unknown keys are refused by name", () => {
   assert.throws(
@@ -44,4 +44,10 @@ test("environment overrides go through the same schema: a bad value is an error 
   assert.deepEqual(c.budgets, { seconds: 60, tokens: 1000 });
   assert.deepEqual(c.goal, { maxTurns: 3, maxSeconds: 90 });
   assert.equal(c.defaultModel, "deepseek/deepseek-v4-pro");
+});
+
+test("the subagent's bounds have defaults and take partial overrides; unknown keys are refused", () => {
+  assert.deepEqual(resolveConfig({}, {}).subagent, { maxSteps: 20, maxTokens: 400_000, seconds: 600 });
+  assert.deepEqual(resolveConfig({ subagent: { seconds: 30 } }, {}).subagent, { maxSteps: 20, maxTokens: 400_000, seconds: 30 });
+  assert.equal(ConfigFile.safeParse({ subagent: { steps: 3 } }).success, false);
 });

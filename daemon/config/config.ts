@@ -53,6 +53,11 @@ export const ConfigFile = z
     allowedOrigins: z.array(z.string().url()).optional(),
     displayCurrency: z.enum(["auto", "CNY", "USD"]).optional(),
     goal: z.object({ maxTurns: z.number().int().positive(), maxSeconds: z.number().positive() }).partial().strict().optional(),
+    subagent: z
+      .object({ maxSteps: z.number().int().positive(), maxTokens: z.number().int().positive(), seconds: z.number().positive() })
+      .partial()
+      .strict()
+      .optional(),
     prices: z.record(z.string(), Price).optional(),
     shellEnvironment: z
       .object({ include: z.array(z.string().min(1)), exclude: z.array(z.string().min(1)) })
@@ -87,6 +92,8 @@ export interface DaemonConfig {
   allowedOrigins: string[];
   prices: ConfigFile["prices"];
   goal: { maxTurns: number; maxSeconds: number };
+  /** The task tool's child agent: its own rounds (never more than maxSteps), tokens and seconds. */
+  subagent: { maxSteps: number; maxTokens: number; seconds: number };
   displayCurrency: "auto" | "CNY" | "USD" | undefined;
   /** What a session's commands inherit of its window's environment (sessions/environment.ts). */
   shellEnvironment: { include?: string[] | undefined; exclude?: string[] | undefined };
@@ -204,6 +211,11 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     prices: file.prices,
     shellEnvironment: file.shellEnvironment ?? {},
     displayCurrency: file.displayCurrency,
+    subagent: {
+      maxSteps: file.subagent?.maxSteps ?? 20,
+      maxTokens: file.subagent?.maxTokens ?? 400_000,
+      seconds: file.subagent?.seconds ?? 600,
+    },
     goal: {
       maxTurns: file.goal?.maxTurns ?? 20,
       maxSeconds: file.goal?.maxSeconds ?? 3600,

@@ -4,7 +4,7 @@
  * reporter, each given the few callbacks into the session it needs.
  */
 import { TurnRunner } from "../agent/turn-runner.js";
-import { DEFAULT_SUBAGENT_LIMITS, subagentRunner } from "../agent/subagent.js";
+import { subagentRunner } from "../agent/subagent.js";
 import { JobTable } from "../tools/jobs.js";
 import { Checkpoints } from "./checkpoints.js";
 import type { Inbox } from "../inbox/inbox.js";
@@ -73,7 +73,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
         createModel: () => port.createModel(),
         onUsage: (u) => turns.emitForTurn(port.onUsage(u)),
         countStep: () => meter.subagentSteps++,
-        limits: { ...DEFAULT_SUBAGENT_LIMITS, maxSteps: Math.min(DEFAULT_SUBAGENT_LIMITS.maxSteps, deps.maxSteps()) },
+        limits: { ...deps.config().subagent, maxSteps: Math.min(deps.config().subagent.maxSteps, deps.maxSteps()) },
       }),
   });
   const surfaces = new SurfaceEmitter({

@@ -110,3 +110,30 @@ test("a subagent's read outside the workspace asks the parent's window, like the
   assert.match(model.requests[2]!.body.messages.at(-1).content, /rejected/);
   assert.equal(model.requests.length, 4);
 });
+
+test("a subagent is bounded in tokens and time (config.json subagent); the parent reads that it stopped early", async (t) => {
+  const { agent, model, workdir } = await world(t, {
+    prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ subagent: { maxTokens: 50, seconds: 0.5 } })),
+  });
+  writeFileSync(join(workdir, "a.txt"), "alpha\n");
+  model.enqueue(
+    { toolCalls: [{ id: "t1", name: "task", arguments: { prompt: "Read a.txt" } }] },
+    { toolCalls: [{ id: "r1", name: "read_file", arguments: { path: "a.txt" } }], usage: { prompt_tokens: 40, completion_tokens: 20 } },
+    { toolCalls: [{ id: "t2", name: "task", arguments: { prompt: "Think hard" } }] },
+    { content: ["Still think"], hang: true },
+    { content: ["done"] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  assert.equal((await within(10_000, "the turn", agent.prompt(sessionId, "go"))).stopReason, "end_turn");
+  const results = Object.fromEntries(
+    model.requests
+      .at(-1)!
+      .body.messages.filter((m: any) => m.role === "tool")
+      .map((m: any) => [m.tool_call_id, m.content]),
+  );
+  // Over its tokens after one round: its read never ran.
+  assert.match(results.t1, /^\(the subagent gave no report\)[\s\S]*stopped early \(token_limit\)/);
+  assert.match(results.t2, /stopped early \(time_limit\)/);
+  assert.equal(model.aborted, 1, "the timed-out child's request was abandoned");
+});
