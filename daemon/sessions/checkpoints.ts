@@ -75,9 +75,13 @@ export class Checkpoints {
     private readonly cwd: string,
   ) {}
 
-  /** Called before a tool writes `path`: the first time in this turn, its prior bytes are saved. */
-  capture(path: string): Promise<void> {
-    const next = this.chain.then(() => this.captureNow(path));
+  /**
+   * Called before a tool writes `path`: the first time in this turn, its prior bytes are saved. A
+   * text file open in the editor is saved as its buffer holds it (`read` goes through the editor),
+   * since that is what the turn changed and what undo writes back to.
+   */
+  capture(path: string, read?: () => Promise<{ text: string; encoding: string }>): Promise<void> {
+    const next = this.chain.then(() => this.captureNow(path, read));
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -88,7 +92,7 @@ export class Checkpoints {
     this.open = undefined;
     if (!cp) return undefined;
     const names = cp.files.map((f) => this.show(f.path));
-    return `\n\n[checkpoint ${cp.n}] Saved the prior state of ${names.length} file${names.length === 1 ? "" : "s"} this turn changed (${names.join(", ")}); \`/undo\` restores them.`;
+    return `\n\n[checkpoint ${cp.n}] Saved the prior state of ${names.length} file${names.length === 1 ? "" : "s"} this turn changed (${names.join(", ")}); \`/undo\` restores ${names.length === 1 ? "it" : "them"}.`;
   }
 
   async undo(files: FileAccess): Promise<string> {
@@ -158,7 +162,7 @@ export class Checkpoints {
     ].join("\n");
   }
 
-  private async captureNow(path: string): Promise<void> {
+  private async captureNow(path: string, read?: () => Promise<{ text: string; encoding: string }>): Promise<void> {
     if (this.open?.files.some((f) => f.path === path)) return;
     const ops: Array<{ type: "put"; key: string; value: unknown }> = [];
     if (!this.open) {
@@ -170,7 +174,11 @@ export class Checkpoints {
       }
       this.open = { n: (all.at(-1)?.n ?? 0) + 1, at: new Date().toISOString(), files: [], state: "active" };
     }
-    const bytes = await bytesOf(path);
+    let bytes = await bytesOf(path);
+    if (bytes && read && !looksBinary(bytes) && decodeBytes(bytes).encoding === "utf8") {
+      const seen = await read().catch(() => undefined);
+      if (seen?.encoding === "utf8") bytes = Buffer.from(seen.text, "utf8");
+    }
     let before: string | null = null;
     if (bytes) {
       before = hashOf(bytes);

@@ -27,8 +27,8 @@ export interface SessionToolsHost {
   recordDecision(toolCallId: string, outcome: string): Promise<void>;
   controls: ToolControls;
   jobs: JobTable;
-  /** Before a tool writes a file: the checkpoint saves what it held. */
-  beforeWrite(path: string): Promise<void>;
+  /** Before a tool writes a file: the checkpoint saves what it held (`read`: as the tools see it). */
+  beforeWrite(path: string, read: () => Promise<{ text: string; encoding: string }>): Promise<void>;
   /** The task tool's child agent, over this call's runner (the parent's gate and grants). */
   subagent(runner: RunnerHost, toolCallId: string): SubagentRunner;
 }
@@ -68,7 +68,7 @@ export class SessionTools {
     const checkpointed = (files: FileAccess): FileAccess => ({
       ...files,
       write: async (path, text, encoding) => {
-        await host.beforeWrite(path);
+        await host.beforeWrite(path, () => files.read(path));
         return files.write(path, text, encoding);
       },
     });

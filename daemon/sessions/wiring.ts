@@ -65,7 +65,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
       reportGoal: (status, summary) => reportGoal(session, status, summary),
     },
     jobs,
-    beforeWrite: (path) => checkpoints.capture(path),
+    beforeWrite: (path, read) => checkpoints.capture(path, read),
     subagent: (runner, toolCallId) =>
       subagentRunner({
         runner,

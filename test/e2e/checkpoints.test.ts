@@ -84,7 +84,7 @@ test("/undo after a turn that wrote two files and edited a CRLF file removes the
   assert.equal(model.requests.length, requests);
 });
 
-test("/undo goes through the editor's buffers when it offers fs", async (t) => {
+test("/undo goes through the editor's buffers when it offers fs, and brings back what the buffer held (unsaved text included)", async (t) => {
   const { agent, model, workdir } = await world(t, { clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false } });
   const buffers = new Map<string, string>();
   agent.onClientRequest = (method, params) => {
@@ -97,14 +97,16 @@ test("/undo goes through the editor's buffers when it offers fs", async (t) => {
     throw new Error(`unexpected ${method}`);
   };
   writeFileSync(join(workdir, "c.txt"), "one\r\ntwo");
+  // Unsaved in the editor: what the turn edits, and what undo must bring back.
+  buffers.set(join(workdir, "c.txt"), "one\r\ntwo, unsaved");
   model.enqueue({ toolCalls: [{ name: "edit_file", arguments: { path: "c.txt", edits: [{ oldText: "two", newText: "TWO" }] } }] }, { content: ["done"] });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await agent.prompt(sessionId, "edit");
-  assert.equal(buffers.get(join(workdir, "c.txt")), "one\r\nTWO");
+  assert.equal(buffers.get(join(workdir, "c.txt")), "one\r\nTWO, unsaved");
   await agent.prompt(sessionId, "/undo");
-  assert.equal(buffers.get(join(workdir, "c.txt")), "one\r\ntwo");
+  assert.equal(buffers.get(join(workdir, "c.txt")), "one\r\ntwo, unsaved");
   const writes = agent.agentRequests.filter((r) => r.method === "fs/write_text_file");
   assert.equal(writes.length, 2);
-  assert.equal(writes[1]!.params.content, "one\r\ntwo");
+  assert.equal(writes[1]!.params.content, "one\r\ntwo, unsaved");
 });

@@ -153,6 +153,10 @@ test("the tool list is fixed and ordered for the session; every request carries 
     "ask_user",
     "exit_plan_mode",
     "update_goal",
+    "command_output",
+    "command_wait",
+    "command_kill",
+    "task",
   ]);
   for (const r of model.requests) assert.deepEqual(r.body.tools, model.requests[0]!.body.tools);
 });
