@@ -12,6 +12,7 @@ import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./type
 import { filterEnvironment } from "./environment.js";
 import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
 import { checkpointKeys } from "./checkpoints.js";
+import { endOrphanedJobs, jobKeys } from "./job-records.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -66,6 +67,8 @@ export class SessionManager {
       }
     };
     await tolerate("the session list index", () => ensureListIndex(this.store));
+    // Background jobs of a daemon that died: nobody can read or stop them any more.
+    await tolerate("background jobs", async () => void (await endOrphanedJobs(this.store, this.log)));
     // Inboxes first: whatever was admitted when the old daemon died becomes uncertain, never re-run.
     await tolerate("inboxes", async () => {
       for (const { key } of await this.store.range(inboxKeys.headPrefix)) {
@@ -224,6 +227,7 @@ export class SessionManager {
     await this.store.deletePrefix(keys.historyPrefix(id));
     await this.store.deletePrefix(checkpointKeys.checkpointPrefix(id));
     await this.store.deletePrefix(checkpointKeys.blobPrefix(id));
+    await this.store.deletePrefix(jobKeys.sessionPrefix(id));
     await (await Inbox.open(this.store, id)).destroy();
   }
 

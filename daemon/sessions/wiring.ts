@@ -7,6 +7,7 @@ import { TurnRunner } from "../agent/turn-runner.js";
 import { subagentRunner } from "../agent/subagent.js";
 import { JobTable } from "../tools/jobs.js";
 import { Checkpoints } from "./checkpoints.js";
+import { jobHooks } from "./job-records.js";
 import type { Inbox } from "../inbox/inbox.js";
 import type { SessionDeps } from "./deps.js";
 import { EditorRouter } from "./editor-router.js";
@@ -49,7 +50,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     () => turns.origin,
   );
   const broker = new PermissionBroker(record.id, router, () => deps.permissionTimeoutMs());
-  const jobs = new JobTable();
+  const jobs = new JobTable(jobHooks(deps.store, record.id, log));
   const checkpoints = new Checkpoints(deps.store, record.id, record.cwd);
   let port!: ReturnType<typeof turnPort>;
   const tools = new SessionTools({

@@ -51,9 +51,17 @@ export function groupAlive(pgid: number): boolean {
   return false;
 }
 
+/** Where a session keeps note of its jobs (sessions/job-records.ts), so a crash leaves none behind. */
+export interface JobHooks {
+  started(job: JobView): void;
+  ended(job: JobView): void;
+}
+
 export class JobTable implements JobControl {
   private readonly jobs = new Map<string, Job>();
   private next = 1;
+
+  constructor(private readonly hooks?: JobHooks) {}
 
   start(command: string, cwd: string, env: Record<string, string | undefined>): JobView {
     if (this.running() >= MAX_JOBS) throw new Error(`this session already runs ${MAX_JOBS} background jobs; stop one with command_kill first`);
@@ -95,11 +103,13 @@ export class JobTable implements JobControl {
         resolve();
       });
     });
+    void job.exited.then(() => this.hooks?.ended({ ...view }));
     // The shell is done: whatever it left in its group would hold the pipes and outlive the job.
     child.once("exit", () => {
       if (child.pid !== undefined && groupAlive(child.pid)) void this.endGroup(child.pid);
     });
     this.jobs.set(jobId, job);
+    if (child.pid !== undefined) this.hooks?.started({ ...view });
     return { ...view };
   }
 

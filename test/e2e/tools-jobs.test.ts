@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning } from "../../shared/process.js";
-import { stopDaemon } from "../support/harness.js";
+import { stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { daemonStatus, world, within } from "./fixture.js";
 
 const until = async (cond: () => boolean | Promise<boolean>, what: string): Promise<void> => {
@@ -38,8 +38,11 @@ test("a background command outlives every window; a later turn from a new window
 
   // Every window goes away: the job runs on, owned by the session in the daemon.
   await agent.closeStdin();
-  await until(async () => (await daemonStatus(home.dir)).liveSessions.find((s: any) => s.sessionId === sessionId)?.attachments === 0, "the window to detach");
-  const status = (await daemonStatus(home.dir)).liveSessions.find((s: any) => s.sessionId === sessionId);
+  let status: any;
+  await until(async () => {
+    status = (await daemonStatus(home.dir)).liveSessions.find((s: any) => s.sessionId === sessionId);
+    return status?.attachments === 0;
+  }, "the window to detach");
   assert.deepEqual(
     status.jobs.map((j: any) => [j.jobId, j.state, j.command]),
     [["job-1", "running", ticker]],
@@ -108,4 +111,29 @@ test("background jobs run in the daemon even when the editor offers terminals, a
   assert.ok(isRunning(pid));
   await stopDaemon(home.dir);
   assert.equal(isRunning(pid), false, "the daemon's stop ended the job");
+});
+
+test("a daemon killed with its jobs running: the next daemon ends them (the very processes recorded, whole group)", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t, { connector: "process" });
+  model.enqueue(
+    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "sleep 60 & echo $$ $! > pids; wait", background: true } }] },
+    { content: ["running"] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
+  await until(() => existsSync(join(workdir, "pids")) && readFileSync(join(workdir, "pids"), "utf8").trim().split(" ").length === 2, "the pids");
+  const pids = readFileSync(join(workdir, "pids"), "utf8").trim().split(" ").map(Number);
+  const old = await waitForDaemonPid(home.dir);
+  process.kill(old, "SIGKILL");
+  await waitForPidExit(old, 5000);
+  await agent.closeStdin();
+  assert.ok(pids.every(isRunning), "the job outlived its daemon");
+
+  const next = spawn();
+  await next.initialize();
+  assert.ok(
+    pids.every((pid) => !isRunning(pid)),
+    "the new daemon ended the orphaned job before serving",
+  );
 });
