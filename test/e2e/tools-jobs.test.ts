@@ -51,6 +51,8 @@ test("a background command outlives every window; a later turn from a new window
 
   // A new window, a later turn: new output since the last read, then the kill.
   const w2 = await w.window(sessionId);
+  await w2.prompt(sessionId, "/status");
+  assert.match(w2.textOf(sessionId), /- Background jobs: `job-1` running \(pid \d+\) — `echo \$\$ > job\.pid;/);
   model.enqueue(
     { toolCalls: [{ id: "out", name: "command_output", arguments: { jobId: "job-1" } }] },
     { toolCalls: [{ id: "out2", name: "command_output", arguments: { jobId: "job-1" } }] },
