@@ -30,6 +30,17 @@ export interface SubagentDeps {
   /** One child round, counted against the parent turn's steps. */
   countStep(): void;
   limits: SubagentLimits;
+  /** Keeps the child's whole conversation once it ends (the session stores it for `/tasks`). */
+  keep?(transcript: SubagentTranscript): void;
+}
+
+export interface SubagentTranscript {
+  toolCallId: string;
+  prompt: string;
+  startedAt: string;
+  stopReason: string;
+  steps: number;
+  messages: ChatMessage[];
 }
 
 export function subagentPrompt(roots: readonly string[]): string {
@@ -56,6 +67,7 @@ export function subagentRunner(deps: SubagentDeps): SubagentRunner {
         { role: "system", content: subagentPrompt(runner.roots) },
         { role: "user", content: prompt },
       ];
+      const startedAt = new Date().toISOString();
       const lines: string[] = [];
       const callLine = new Map<string, number>();
       const progress = (): void => onProgress([...lines]);
@@ -137,6 +149,7 @@ export function subagentRunner(deps: SubagentDeps): SubagentRunner {
       const report = typeof last?.content === "string" ? last.content.trim() : "";
       lines.push(`Subagent finished: ${stopReason}, ${steps} step${steps === 1 ? "" : "s"}.`);
       progress();
+      deps.keep?.({ toolCallId: deps.toolCallId, prompt, startedAt, stopReason, steps, messages: history });
       return { report, stopReason, steps, transcript: lines };
     },
   };

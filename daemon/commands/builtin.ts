@@ -37,6 +37,8 @@ export interface CommandHost {
   undo(): Promise<string>;
   redo(): Promise<string>;
   checkpoints(): Promise<string>;
+  /** The subagents' transcripts: the list, or one by its number. */
+  tasks(args: string): Promise<string>;
 }
 
 export interface BuiltinCommand {
@@ -161,6 +163,12 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
     name: "checkpoints",
     description: "List the saved checkpoints of this session's file changes",
     run: (_args, host) => host.checkpoints(),
+  },
+  {
+    name: "tasks",
+    description: "List the subagents this session ran, or show one's whole transcript",
+    hint: "[N]",
+    run: (args, host) => host.tasks(args),
   },
   {
     name: "sessions",

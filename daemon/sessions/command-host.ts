@@ -17,6 +17,7 @@ import type { SurfaceEmitter } from "./surfaces.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
 import type { JobTable } from "../tools/jobs.js";
 import type { Checkpoints } from "./checkpoints.js";
+import type { TaskTranscripts } from "./task-transcripts.js";
 
 export interface CommandHostParts {
   session: SettingsHost & {
@@ -34,6 +35,7 @@ export interface CommandHostParts {
   turns: TurnRunner<ClientPort>;
   jobs: JobTable;
   checkpoints: Checkpoints;
+  transcripts: TaskTranscripts;
 }
 
 /** A local command's answer: an agent message marked as a command result, recorded like any turn. */
@@ -51,6 +53,7 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
     undo: () => checkpoints.undo(files()),
     redo: () => checkpoints.redo(files()),
     checkpoints: () => checkpoints.list(),
+    tasks: (args) => parts.transcripts.show(args),
     record,
     queuedPrompts: session.queuedPrompts,
     pendingPermissions: session.broker.pending.size,

@@ -13,6 +13,7 @@ import { filterEnvironment } from "./environment.js";
 import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
 import { checkpointKeys } from "./checkpoints.js";
 import { endOrphanedJobs, jobKeys } from "./job-records.js";
+import { taskKeys } from "./task-transcripts.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -228,6 +229,7 @@ export class SessionManager {
     await this.store.deletePrefix(checkpointKeys.checkpointPrefix(id));
     await this.store.deletePrefix(checkpointKeys.blobPrefix(id));
     await this.store.deletePrefix(jobKeys.sessionPrefix(id));
+    await this.store.deletePrefix(taskKeys.sessionPrefix(id));
     await (await Inbox.open(this.store, id)).destroy();
   }
 

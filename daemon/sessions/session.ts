@@ -23,6 +23,7 @@ import type { PermissionBroker } from "./permission-broker.js";
 import type { SessionTools } from "./session-tools.js";
 import type { JobTable } from "../tools/jobs.js";
 import type { Checkpoints } from "./checkpoints.js";
+import type { TaskTranscripts } from "./task-transcripts.js";
 import { SessionState } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
 import { replayLedger } from "./replay.js";
@@ -44,6 +45,7 @@ export class Session implements SettingsHost, DriverHost {
   /** Background commands: they outlive windows and end with the session (close, delete, daemon stop). */
   readonly jobs: JobTable;
   private readonly checkpoints: Checkpoints;
+  private readonly transcripts: TaskTranscripts;
   private readonly state: SessionState;
   private readonly tools: SessionTools;
   private readonly runtime: SessionRuntime;
@@ -75,6 +77,7 @@ export class Session implements SettingsHost, DriverHost {
       status: this.status,
       jobs: this.jobs,
       checkpoints: this.checkpoints,
+      transcripts: this.transcripts,
     } = wireSession(this, this.state, this.meter, inbox, deps));
     if (history.length === 0) this.state.appendHistory({ role: "system", content: systemPrompt(record.cwd, record.additionalDirectories) });
   }
@@ -283,7 +286,7 @@ export class Session implements SettingsHost, DriverHost {
   }
 
   private hostParts(): CommandHostParts {
-    const { runtime, tools, deps, surfaces, turns, jobs, checkpoints } = this;
-    return { session: this, runtime, tools, deps, surfaces, turns, jobs, checkpoints };
+    const { runtime, tools, deps, surfaces, turns, jobs, checkpoints, transcripts } = this;
+    return { session: this, runtime, tools, deps, surfaces, turns, jobs, checkpoints, transcripts };
   }
 }

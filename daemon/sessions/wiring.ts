@@ -8,6 +8,7 @@ import { subagentRunner } from "../agent/subagent.js";
 import { JobTable } from "../tools/jobs.js";
 import { Checkpoints } from "./checkpoints.js";
 import { jobHooks } from "./job-records.js";
+import { TaskTranscripts } from "./task-transcripts.js";
 import type { Inbox } from "../inbox/inbox.js";
 import type { SessionDeps } from "./deps.js";
 import { EditorRouter } from "./editor-router.js";
@@ -39,6 +40,7 @@ export interface SessionParts {
   status: StatusReporter;
   jobs: JobTable;
   checkpoints: Checkpoints;
+  transcripts: TaskTranscripts;
 }
 
 export function wireSession(session: WiringHost, state: SessionState, meter: SessionMeter, inbox: Inbox, deps: SessionDeps): SessionParts {
@@ -52,6 +54,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
   const broker = new PermissionBroker(record.id, router, () => deps.permissionTimeoutMs());
   const jobs = new JobTable(jobHooks(deps.store, record.id, log));
   const checkpoints = new Checkpoints(deps.store, record.id, record.cwd);
+  const transcripts = new TaskTranscripts(deps.store, record.id, log);
   let port!: ReturnType<typeof turnPort>;
   const tools = new SessionTools({
     record,
@@ -74,6 +77,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
         createModel: () => port.createModel(),
         onUsage: (u) => turns.emitForTurn(port.onUsage(u)),
         countStep: () => meter.subagentSteps++,
+        keep: (t) => transcripts.keep(t),
         limits: { ...deps.config().subagent, maxSteps: Math.min(deps.config().subagent.maxSteps, deps.maxSteps()) },
       }),
   });
@@ -120,5 +124,5 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     pending: () => [...broker.pending.values()],
     jobs: () => jobs.list(),
   });
-  return { router, broker, tools, surfaces, runtime, turns, status, jobs, checkpoints };
+  return { router, broker, tools, surfaces, runtime, turns, status, jobs, checkpoints, transcripts };
 }

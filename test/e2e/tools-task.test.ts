@@ -58,6 +58,17 @@ test("a task subagent answers by reading files, with a fresh context and read-on
   // Limit 4: parent round 1, two child rounds, parent round 2; a fifth round never happens.
   assert.equal(r.stopReason, "max_turn_requests");
   assert.equal(model.requests.length, 4);
+
+  // The whole transcript is kept: /tasks lists it, /tasks 1 shows it, with what the read returned.
+  await agent.prompt(sessionId, "/tasks");
+  const answers = () => agent.updatesFor(sessionId).filter((u) => u._meta?.["reasonix.io"]?.kind === "command");
+  assert.match(answers().at(-1).content.text, /- 1 — .* — end_turn, 2 steps — What is the magic number/);
+  await agent.prompt(sessionId, "/tasks 1");
+  assert.match(
+    answers().at(-1).content.text,
+    /\*\*user:\*\* What is the magic number[\s\S]*\*\*tool call\*\* `read_file`[\s\S]*\*\*result:\*\*\n[\s\S]*The magic number is 42\.[\s\S]*\*\*assistant:\*\* The magic number is 42 \(notes\/answer\.txt:1\)\./,
+  );
+  assert.equal(model.requests.length, 4, "viewing asks no model");
 });
 
 test("cancelling the parent turn stops its subagent mid-request", async (t) => {
