@@ -12,6 +12,8 @@ import type { SubagentResult, SubagentRunner } from "../tools/types.js";
 import { runTurn } from "./turn.js";
 
 export const SUBAGENT_TOOLS = ["read_file", "list_directory", "glob", "grep"] as const;
+/** With `allowEdits`: what changes files, through the same gate as the parent's own calls. */
+export const SUBAGENT_EDIT_TOOLS = ["write_file", "edit_file", "multi_edit", "run_command"] as const;
 
 export interface SubagentLimits {
   maxSteps: number;
@@ -43,28 +45,33 @@ export interface SubagentTranscript {
   messages: ChatMessage[];
 }
 
-export function subagentPrompt(roots: readonly string[]): string {
+export function subagentPrompt(roots: readonly string[], edits: boolean): string {
   return [
-    "You are a subagent of Reasonix, a coding agent. You answer one focused question for it.",
+    "You are a subagent of Reasonix, a coding agent. You do one focused task for it.",
     "Workspace folders:",
     ...roots.map((r) => `- ${r}`),
-    "You may only read: read_file, list_directory, glob, grep. Search before reading whole files, and",
-    "read only what the question needs. Never invent file contents. When you know the answer, reply with",
-    "a concise report (facts, file paths with line numbers); nobody can ask you follow-up questions.",
+    edits
+      ? "You may read, search, write and edit files and run commands. Read before you edit; keep edits minimal."
+      : "You may only read: read_file, list_directory, glob, grep.",
+    "Search before reading whole files, and read only what the task needs. Never invent file contents.",
+    "When you are done, reply with a concise report (facts, file paths with line numbers, what you changed);",
+    "nobody can ask you follow-up questions.",
   ].join("\n");
 }
 
 export function subagentRunner(deps: SubagentDeps): SubagentRunner {
   return {
-    async run(prompt, parentSignal, onProgress): Promise<SubagentResult> {
+    async run(prompt, parentSignal, onProgress, opts = {}): Promise<SubagentResult> {
       const { runner, limits } = deps;
-      const tools = new Map([...runner.tools].filter(([name]) => (SUBAGENT_TOOLS as readonly string[]).includes(name)));
+      const edits = opts.allowEdits === true;
+      const allowed: readonly string[] = edits ? [...SUBAGENT_TOOLS, ...SUBAGENT_EDIT_TOOLS] : SUBAGENT_TOOLS;
+      const tools = new Map([...runner.tools].filter(([name]) => allowed.includes(name)));
       const specs = [...tools.values()].map((t) => ({
         type: "function" as const,
         function: { name: t.name, description: t.description, parameters: t.parameters },
       }));
       const history: ChatMessage[] = [
-        { role: "system", content: subagentPrompt(runner.roots) },
+        { role: "system", content: subagentPrompt(runner.roots, edits) },
         { role: "user", content: prompt },
       ];
       const startedAt = new Date().toISOString();

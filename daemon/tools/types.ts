@@ -112,7 +112,7 @@ export interface SubagentResult {
 }
 
 export interface SubagentRunner {
-  run(prompt: string, signal: AbortSignal, onProgress: (lines: readonly string[]) => void): Promise<SubagentResult>;
+  run(prompt: string, signal: AbortSignal, onProgress: (lines: readonly string[]) => void, opts?: { allowEdits?: boolean }): Promise<SubagentResult>;
 }
 
 export interface ToolControls {

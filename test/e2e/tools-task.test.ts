@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { world, within } from "./fixture.js";
@@ -147,4 +147,39 @@ test("a subagent is bounded in tokens and time (config.json subagent); the paren
   assert.match(results.t1, /^\(the subagent gave no report\)[\s\S]*stopped early \(token_limit\)/);
   assert.match(results.t2, /stopped early \(time_limit\)/);
   assert.equal(model.aborted, 1, "the timed-out child's request was abandoned");
+});
+
+test("with allowEdits a subagent may write, within the parent's permissions: read-only makes it ask; its changes join the turn's checkpoint", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  model.enqueue(
+    { toolCalls: [{ id: "t1", name: "task", arguments: { prompt: "Create x.txt", allowEdits: true } }] },
+    { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "x.txt", content: "from the child\n" } }] },
+    { content: ["I could not write it."] },
+    { content: ["ok"] },
+    { toolCalls: [{ id: "t2", name: "task", arguments: { prompt: "Create y.txt", allowEdits: true } }] },
+    { toolCalls: [{ id: "w2", name: "write_file", arguments: { path: "y.txt", content: "from the child\n" } }] },
+    { content: ["Wrote y.txt."] },
+    { content: ["done"] },
+  );
+  agent.onPermission = (params) => ({ outcome: { outcome: "selected", optionId: params.options.find((o: any) => o.kind === "reject_once").optionId } });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "read-only" });
+  await within(10_000, "the read-only turn", agent.prompt(sessionId, "one"));
+  assert.deepEqual(
+    model.requests[1]!.body.tools.map((x: any) => x.function.name),
+    ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "run_command"],
+  );
+  const asked = agent.agentRequests.filter((r) => r.method === "session/request_permission");
+  assert.equal(asked.length, 1, "read-only: the child's write asks, as the parent's would");
+  assert.match(asked[0]!.params.toolCall.title, /^Subagent: Write x\.txt/);
+  assert.equal(existsSync(join(workdir, "x.txt")), false);
+
+  await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "workspace-write" });
+  await within(10_000, "the workspace-write turn", agent.prompt(sessionId, "two"));
+  assert.equal(agent.agentRequests.filter((r) => r.method === "session/request_permission").length, 1, "no new question");
+  assert.equal(readFileSync(join(workdir, "y.txt"), "utf8"), "from the child\n");
+  assert.match(agent.textOf(sessionId), /\[checkpoint 1\] Saved the prior state of 1 file this turn changed \(y\.txt\)/);
+  await agent.prompt(sessionId, "/undo");
+  assert.equal(existsSync(join(workdir, "y.txt")), false);
 });

@@ -106,6 +106,8 @@ const samples: Record<string, [unknown, boolean][]> = {
   ],
   task: [
     [{ prompt: "Where is the parser?" }, true],
+    [{ prompt: "Fix the typo", allowEdits: true }, true],
+    [{ prompt: "x", allowEdits: "yes" }, false],
     [{ prompt: "" }, false],
     [{}, false],
   ],

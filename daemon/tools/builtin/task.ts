@@ -15,9 +15,11 @@ export const taskTool = defineTool({
   description:
     "Hand a focused question to a subagent with a fresh context and read-only tools (read_file, list_directory, glob, grep). " +
     "It explores on its own and returns a report; use it for searches across many files that would fill your context. " +
-    "State the question and what the report must contain; it cannot see this conversation.",
+    "State the question and what the report must contain; it cannot see this conversation. " +
+    "With allowEdits it may also write and edit files and run commands, asking the user exactly as you would.",
   args: z.object({
     prompt: z.string().min(1).max(MAX_PROMPT).describe("The question or task for the subagent, self-contained."),
+    allowEdits: z.boolean().optional().describe("Also give it write_file, edit_file and run_command (default: read-only)."),
   }),
   kind: "think",
   title: (a) => `Subagent: ${clip(a.prompt.replace(/\s+/g, " ").trim(), 80)}`,
@@ -25,7 +27,8 @@ export const taskTool = defineTool({
   async run(a, ctx) {
     if (!ctx.subagent) return failure("A subagent cannot start another subagent; answer with what you found.");
     try {
-      const r = await ctx.subagent.run(a.prompt, ctx.signal, (lines) => ctx.update({ content: [textContent(lines.join("\n"))] }));
+      const onProgress = (lines: readonly string[]): void => ctx.update({ content: [textContent(lines.join("\n"))] });
+      const r = await ctx.subagent.run(a.prompt, ctx.signal, onProgress, { allowEdits: a.allowEdits === true });
       const transcript = [...r.transcript, "", "**Report**", r.report || "(no report)"].join("\n");
       const rawOutput = { stopReason: r.stopReason, steps: r.steps };
       if (r.stopReason === "cancelled") return { output: "The subagent was cancelled.", content: [textContent(transcript)], rawOutput, failed: true };
