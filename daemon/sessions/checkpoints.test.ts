@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../store/store.js";
 import { localFiles } from "../tools/local-files.js";
-import { Checkpoints, checkpointKeys } from "./checkpoints.js";
+import { Checkpoints, checkpointKeys, MAX_SAVED_BYTES } from "./checkpoints.js";
 
 async function setup(t: { after(fn: () => Promise<void> | void): void }) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "rx-cp-")));
@@ -59,4 +59,21 @@ test("a new change after an undo drops the redo; checkpoints outlive the object 
   const again = new Checkpoints(store, "s1", ws);
   assert.equal(await again.redo(localFiles()), "Nothing to redo.");
   assert.match(await again.list(), /- 1 — .* — a\.txt \(new\) — dropped\n- 2 — .* — other\.txt \(new\)$/);
+});
+
+test("a file over the size limit is not copied into the store; undo leaves it and says so, and restores the rest", async (t) => {
+  const { store, ws, cp } = await setup(t);
+  const big = join(ws, "big.log");
+  const small = join(ws, "small.txt");
+  writeFileSync(big, Buffer.alloc(MAX_SAVED_BYTES + 1, 0x61));
+  writeFileSync(small, "before");
+  await toolWrite(cp, big, "shrunk");
+  await toolWrite(cp, small, "after");
+  cp.seal();
+  assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, 1, "only the small file was saved");
+  assert.match(await cp.list(), /big\.log \(too large to save\), small\.txt/);
+  const answer = await cp.undo(localFiles());
+  assert.match(answer, /Restored to their earlier content: small\.txt\n- Left as they are \(too large to have been saved\): big\.log \(16777217 bytes\)/);
+  assert.equal(readFileSync(big, "utf8"), "shrunk");
+  assert.equal(readFileSync(small, "utf8"), "before");
 });

@@ -29,7 +29,12 @@ interface FileEntry {
   after?: string | null;
   /** Folders the turn had to create for a new file, outermost first: undo removes them when empty. */
   dirs?: string[];
+  /** Over MAX_SAVED_BYTES: not saved, and undo leaves it as it is (saying so). */
+  tooLarge?: number;
 }
+
+/** A file larger than this is not copied into the store; undo names it instead of restoring it. */
+export const MAX_SAVED_BYTES = 16 * 1024 * 1024;
 
 interface CheckpointRecord {
   n: number;
@@ -104,7 +109,9 @@ export class Checkpoints {
     const removed: string[] = [];
     const restored: string[] = [];
     const ops: Array<{ type: "put"; key: string; value: unknown }> = [];
+    const kept: string[] = [];
     for (const f of [...target.files].reverse()) {
+      if (f.tooLarge !== undefined) continue;
       const now = await bytesOf(f.path);
       if (now) {
         f.after = hashOf(now);
@@ -115,6 +122,10 @@ export class Checkpoints {
     // What redo needs is durable before anything is put back.
     await this.store.batch([...ops, { type: "put", key: checkpointKeys.checkpoint(this.sessionId, target.n), value: target }], true);
     for (const f of [...target.files].reverse()) {
+      if (f.tooLarge !== undefined) {
+        kept.unshift(`${this.show(f.path)} (${f.tooLarge} bytes)`);
+        continue;
+      }
       if (f.before === null) {
         await unlink(f.path).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== "ENOENT") throw err;
@@ -130,6 +141,7 @@ export class Checkpoints {
       `**Undid checkpoint ${target.n}** (${target.at}), without asking the model.`,
       ...(removed.length ? [`- Removed (created by that turn): ${removed.join(", ")}`] : []),
       ...(restored.length ? [`- Restored to their earlier content: ${restored.join(", ")}`] : []),
+      ...(kept.length ? [`- Left as they are (too large to have been saved): ${kept.join(", ")}`] : []),
       "`/redo` re-applies it.",
     ].join("\n");
   }
@@ -142,6 +154,7 @@ export class Checkpoints {
     const target = all[i];
     if (!target) return "Nothing to redo.";
     for (const f of target.files) {
+      if (f.tooLarge !== undefined) continue;
       if (f.after === null || f.after === undefined) await unlink(f.path).catch(() => undefined);
       else await this.put(files, f.path, await this.blob(f.after));
     }
@@ -157,7 +170,7 @@ export class Checkpoints {
       "**Checkpoints** (newest last)",
       ...all.map(
         (c) =>
-          `- ${c.n} — ${c.at} — ${c.files.map((f) => `${this.show(f.path)}${f.before === null ? " (new)" : ""}`).join(", ")}${c.state === "active" ? "" : ` — ${c.state}`}`,
+          `- ${c.n} — ${c.at} — ${c.files.map((f) => `${this.show(f.path)}${f.tooLarge !== undefined ? " (too large to save)" : f.before === null ? " (new)" : ""}`).join(", ")}${c.state === "active" ? "" : ` — ${c.state}`}`,
       ),
     ].join("\n");
   }
@@ -178,6 +191,12 @@ export class Checkpoints {
     if (bytes && read && !looksBinary(bytes) && decodeBytes(bytes).encoding === "utf8") {
       const seen = await read().catch(() => undefined);
       if (seen?.encoding === "utf8") bytes = Buffer.from(seen.text, "utf8");
+    }
+    if (bytes && bytes.length > MAX_SAVED_BYTES) {
+      this.open.files.push({ path, before: null, tooLarge: bytes.length });
+      ops.push({ type: "put", key: checkpointKeys.checkpoint(this.sessionId, this.open.n), value: this.open });
+      await this.store.batch(ops, true);
+      return;
     }
     let before: string | null = null;
     if (bytes) {
