@@ -19,6 +19,8 @@ export interface StatusView {
   sequence: number;
   /** The "always" answers of this session (in memory only: a restart forgets them). */
   grants: GrantView[];
+  /** Background commands, running or ended. */
+  jobs: JobView[];
 }
 
 export function statusSnapshot(v: StatusView): Record<string, unknown> {
@@ -56,6 +58,7 @@ export function statusSnapshot(v: StatusView): Record<string, unknown> {
     pendingPermissions: v.pendingPermissions,
     inbox: v.inbox,
     grants: v.grants,
+    jobs: v.jobs,
     usage: { turn: v.meter.usageObject(v.config, "turn"), cumulative: v.meter.usageObject(v.config, "cumulative") },
   };
 }
@@ -109,6 +112,7 @@ export class StatusReporter {
       config: v.config(),
       sequence: ++this.sequence,
       grants: v.grants(),
+      jobs: v.jobs(),
     });
   }
 

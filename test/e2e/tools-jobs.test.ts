@@ -51,6 +51,11 @@ test("a background command outlives every window; a later turn from a new window
 
   // A new window, a later turn: new output since the last read, then the kill.
   const w2 = await w.window(sessionId);
+  const vendor = await w2.rpc.request("_reasonix.io/session/status", { sessionId });
+  assert.deepEqual(
+    vendor.jobs.map((j: any) => [j.jobId, j.state, j.pid]),
+    [["job-1", "running", pid]],
+  );
   await w2.prompt(sessionId, "/status");
   assert.match(w2.textOf(sessionId), /- Background jobs: `job-1` running \(pid \d+\) — `echo \$\$ > job\.pid;/);
   model.enqueue(
