@@ -67,4 +67,8 @@ export interface SessionPort<W> extends CompactionPort {
   /** The turn's outcome unless a budget already set it; returns the outcome in force. */
   settleOutcome(kind: OutcomeKind, reason?: string): OutcomeKind;
   notifyStatus(event: StatusEvent): void;
+  /** Model rounds a subagent ran for this turn: they count against its step limit. */
+  extraSteps?(): number;
+  /** The model loop is over: the turn's checkpoint closes; its notice, when files changed. */
+  sealCheckpoint?(): SessionUpdate | undefined;
 }

@@ -204,6 +204,16 @@ export class TurnRunner<W> {
   private async modelLoop(turn: ActiveTurn<W>): Promise<StopReason> {
     const port = this.port;
     await port.settleTools();
+    try {
+      return await this.loop(turn);
+    } finally {
+      const sealed = port.sealCheckpoint?.();
+      if (sealed) this.emitForTurn(sealed);
+    }
+  }
+
+  private loop(turn: ActiveTurn<W>): Promise<StopReason> {
+    const port = this.port;
     const model = port.createModel();
     return runTurn(
       {
@@ -221,6 +231,7 @@ export class TurnRunner<W> {
           // A steer that arrived while the summary was written joins the round that follows.
           if (result.kind === "compacted" || result.kind === "trimmed") await this.admitSteers();
         },
+        extraSteps: () => port.extraSteps?.() ?? 0,
       },
       model,
       turn.controller.signal,

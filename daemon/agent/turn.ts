@@ -25,6 +25,8 @@ export interface TurnHost {
   budgetExceeded?(): string | undefined;
   /** Runs before each model round, at a boundary where nothing streams (context compaction). */
   beforeRound?(signal: AbortSignal): Promise<void>;
+  /** Rounds run on this turn's behalf elsewhere (subagents): they count against `maxSteps`. */
+  extraSteps?(): number;
 }
 
 export interface TurnOptions {
@@ -34,7 +36,7 @@ export interface TurnOptions {
 const isAbort = (signal: AbortSignal): boolean => signal.aborted;
 
 export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSignal, opts: TurnOptions): Promise<StopReason> {
-  for (let step = 0; step < opts.maxSteps; step++) {
+  for (let step = 0; step + (host.extraSteps?.() ?? 0) < opts.maxSteps; step++) {
     await host.beforeRound?.(signal);
     if (isAbort(signal)) return "cancelled";
     let round: RoundResult | undefined;

@@ -39,6 +39,14 @@ export interface CommandHost {
   compact(focus: string): Promise<string>;
   /** The context the next request carries, the model's window, and the summary in force. */
   context(): { used: number; size: number; summary: string | undefined };
+  /** The session's background commands. */
+  jobs(): Array<{ jobId: string; command: string; pid: number | undefined; startedAt: string; state: string; exitCode: number | null; signal: string | null }>;
+  /** Restores the files of the newest checkpoint not yet undone; the answer to show. */
+  undo(): Promise<string>;
+  redo(): Promise<string>;
+  checkpoints(): Promise<string>;
+  /** The subagents' transcripts: the list, or one by its number. */
+  tasks(args: string): Promise<string>;
 }
 
 export interface BuiltinCommand {
@@ -64,6 +72,11 @@ function grantLine(g: CommandHost["grants"][number]): string {
     default:
       return `${g.decision} the MCP tool ${g.covers}`;
   }
+}
+
+function jobLine(j: ReturnType<CommandHost["jobs"]>[number]): string {
+  const state = j.state === "running" ? `running (pid ${j.pid ?? "?"})` : j.exitCode !== null ? `exited ${j.exitCode}` : `ended by ${j.signal ?? "a signal"}`;
+  return `\`${j.jobId}\` ${state} — \`${j.command.replace(/\s+/g, " ").slice(0, 80)}\` — since ${j.startedAt}`;
 }
 
 function grantLines(grants: CommandHost["grants"]): string[] {
@@ -105,6 +118,7 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         contextLine(host),
         `- MCP servers: ${host.mcpServers.length ? host.mcpServers.join(", ") : "none"}`,
         `- Inbox: ${host.queuedPrompts} queued prompt${host.queuedPrompts === 1 ? "" : "s"}, ${host.pendingPermissions} pending permission question${host.pendingPermissions === 1 ? "" : "s"}`,
+        `- Background jobs: ${host.jobs().length ? host.jobs().map(jobLine).join("; ") : "none"}`,
         `- Workspace: ${[r.cwd, ...r.additionalDirectories].join(", ")}`,
         `- Project instructions: ${r.instructionFiles?.length ? r.instructionFiles.join(", ") : "none"}`,
       ].join("\n");
@@ -169,6 +183,36 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
     async run(_args, host) {
       return host.reload();
     },
+  },
+  {
+    name: "jobs",
+    description: "List this session's background commands",
+    async run(_args, host) {
+      const jobs = host.jobs();
+      if (jobs.length === 0) return "No background jobs in this session.";
+      return ["**Background jobs** (they run on when windows close; closing the session stops them)", ...jobs.map((j) => `- ${jobLine(j)}`)].join("\n");
+    },
+  },
+  {
+    name: "undo",
+    description: "Restore the files the last turn changed (not yet undone)",
+    run: (_args, host) => host.undo(),
+  },
+  {
+    name: "redo",
+    description: "Re-apply the last /undo",
+    run: (_args, host) => host.redo(),
+  },
+  {
+    name: "checkpoints",
+    description: "List the saved checkpoints of this session's file changes",
+    run: (_args, host) => host.checkpoints(),
+  },
+  {
+    name: "tasks",
+    description: "List the subagents this session ran, or show one's whole transcript",
+    hint: "[N]",
+    run: (args, host) => host.tasks(args),
   },
   {
     name: "sessions",

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, parseConfigText, resolveConfig } from "./config.js";
+import { ConfigError, ConfigFile, parseConfigText, resolveConfig } from "./config.js";
 
 test("unknown keys are refused by name", () => {
   assert.throws(
@@ -67,4 +67,10 @@ test("compaction settings: defaults, file values, and ratios that cannot work ar
     () => parseConfigText('{"providers":[{"name":"x","baseUrl":"http://h/","apiKeyEnv":"K","models":["m"],"contextWindow":0}]}', "c"),
     /contextWindow/,
   );
+});
+
+test("the subagent's bounds have defaults and take partial overrides; unknown keys are refused", () => {
+  assert.deepEqual(resolveConfig({}, {}).subagent, { maxSteps: 20, maxTokens: 400_000, seconds: 600 });
+  assert.deepEqual(resolveConfig({ subagent: { seconds: 30 } }, {}).subagent, { maxSteps: 20, maxTokens: 400_000, seconds: 30 });
+  assert.equal(ConfigFile.safeParse({ subagent: { steps: 3 } }).success, false);
 });

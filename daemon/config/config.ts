@@ -73,6 +73,11 @@ export const ConfigFile = z
         message: "keepRatio must stay at least 0.1 below ratio, or every compaction would start the next",
       })
       .optional(),
+    subagent: z
+      .object({ maxSteps: z.number().int().positive(), maxTokens: z.number().int().positive(), seconds: z.number().positive() })
+      .partial()
+      .strict()
+      .optional(),
     prices: z.record(z.string(), Price).optional(),
     shellEnvironment: z
       .object({ include: z.array(z.string().min(1)), exclude: z.array(z.string().min(1)) })
@@ -114,6 +119,8 @@ export interface DaemonConfig {
    * older conversation becomes one summary and about `keepRatio` of the window stays verbatim.
    */
   compaction: CompactionConfig;
+  /** The task tool's child agent: its own rounds (never more than maxSteps), tokens and seconds. */
+  subagent: { maxSteps: number; maxTokens: number; seconds: number };
   displayCurrency: "auto" | "CNY" | "USD" | undefined;
   /** What a session's commands inherit of its window's environment (sessions/environment.ts). */
   shellEnvironment: { include?: string[] | undefined; exclude?: string[] | undefined };
@@ -238,6 +245,11 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
       auto: file.compaction?.auto ?? DEFAULT_COMPACTION.auto,
       ratio: file.compaction?.ratio ?? DEFAULT_COMPACTION.ratio,
       keepRatio: file.compaction?.keepRatio ?? DEFAULT_COMPACTION.keepRatio,
+    },
+    subagent: {
+      maxSteps: file.subagent?.maxSteps ?? 20,
+      maxTokens: file.subagent?.maxTokens ?? 400_000,
+      seconds: file.subagent?.seconds ?? 600,
     },
     goal: {
       maxTurns: file.goal?.maxTurns ?? 20,

@@ -15,6 +15,9 @@ import type { SessionTools } from "./session-tools.js";
 import { setModel, type SettingsHost } from "./settings.js";
 import type { SurfaceEmitter } from "./surfaces.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
+import type { JobTable } from "../tools/jobs.js";
+import type { Checkpoints } from "./checkpoints.js";
+import type { TaskTranscripts } from "./task-transcripts.js";
 
 export interface CommandHostParts {
   session: SettingsHost & {
@@ -31,6 +34,9 @@ export interface CommandHostParts {
   deps: SessionDeps;
   surfaces: SurfaceEmitter;
   turns: TurnRunner<ClientPort>;
+  jobs: JobTable;
+  checkpoints: Checkpoints;
+  transcripts: TaskTranscripts;
 }
 
 /** A local command's answer: an agent message marked as a command result, recorded like any turn. */
@@ -39,9 +45,16 @@ export function commandAnswer(text: string): SessionUpdate {
 }
 
 export function commandHost(parts: CommandHostParts, origin: ClientPort | undefined, signal: AbortSignal = new AbortController().signal): CommandHost {
-  const { session, runtime, tools, deps } = parts;
+  const { session, runtime, tools, deps, checkpoints } = parts;
   const record = session.record;
+  // Restores go through the editor's buffers like the tools' writes; each request has its own bound.
+  const files = () => tools.restoreFiles(new AbortController().signal);
   return {
+    jobs: () => parts.jobs.list(),
+    undo: () => checkpoints.undo(files()),
+    redo: () => checkpoints.redo(files()),
+    checkpoints: () => checkpoints.list(),
+    tasks: (args) => parts.transcripts.show(args),
     record,
     queuedPrompts: session.queuedPrompts,
     pendingPermissions: session.broker.pending.size,

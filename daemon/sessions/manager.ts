@@ -12,6 +12,9 @@ import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./type
 import { filterEnvironment } from "./environment.js";
 import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
 import { buildSystemPrompt } from "./instructions.js";
+import { checkpointKeys } from "./checkpoints.js";
+import { endOrphanedJobs, jobKeys } from "./job-records.js";
+import { taskKeys } from "./task-transcripts.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -66,6 +69,8 @@ export class SessionManager {
       }
     };
     await tolerate("the session list index", () => ensureListIndex(this.store));
+    // Background jobs of a daemon that died: nobody can read or stop them any more.
+    await tolerate("background jobs", async () => void (await endOrphanedJobs(this.store, this.log)));
     // Inboxes first: whatever was admitted when the old daemon died becomes uncertain, never re-run.
     await tolerate("inboxes", async () => {
       for (const { key } of await this.store.range(inboxKeys.headPrefix)) {
@@ -225,6 +230,10 @@ export class SessionManager {
     await this.store.batch([{ type: "del", key: keys.session(id) }, ...unindex], true);
     await this.store.deletePrefix(keys.eventPrefix(id));
     await this.store.deletePrefix(keys.historyPrefix(id));
+    await this.store.deletePrefix(checkpointKeys.checkpointPrefix(id));
+    await this.store.deletePrefix(checkpointKeys.blobPrefix(id));
+    await this.store.deletePrefix(jobKeys.sessionPrefix(id));
+    await this.store.deletePrefix(taskKeys.sessionPrefix(id));
     await (await Inbox.open(this.store, id)).destroy();
   }
 
@@ -285,6 +294,8 @@ export class SessionManager {
     if (this.sweeper) clearInterval(this.sweeper);
     await Promise.all([...this.live.values()].map((s) => s.commit().catch(() => undefined)));
     await Promise.all([...this.live.values()].map((s) => s.closeExtensions().catch(() => undefined)));
+    // Background jobs belong to the daemon's sessions: none outlives the daemon.
+    await Promise.all([...this.live.values()].map((s) => s.jobs.killAll().catch(() => undefined)));
     await Promise.all([...this.stopping]);
   }
 }

@@ -25,6 +25,8 @@ export class SessionMeter {
   private turn = new CostLedger();
   private turnStarted = Date.now();
   private turnTokens = 0;
+  /** Model rounds subagents ran for this turn: they count against its step limit. */
+  subagentSteps = 0;
   outcome: TurnOutcome | undefined;
 
   constructor(saved: unknown) {
@@ -45,6 +47,7 @@ export class SessionMeter {
     this.turn = new CostLedger();
     this.turnStarted = Date.now();
     this.turnTokens = 0;
+    this.subagentSteps = 0;
     this.outcome = undefined;
   }
 

@@ -12,7 +12,8 @@ import { routedFiles } from "../tools/editor-files.js";
 import { ApprovalMemory, isPreset, type Preset } from "../tools/permissions.js";
 import { runToolCall, type RunnerHost, type ToolCallRequest } from "../tools/runner.js";
 import { realRoots } from "../tools/workspace.js";
-import type { PlanEntry, Tool, ToolControls } from "../tools/types.js";
+import type { FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "../tools/types.js";
+import type { JobTable } from "../tools/jobs.js";
 import type { ToolSpec } from "../provider/types.js";
 import type { EditorRouter } from "./editor-router.js";
 import type { PermissionBroker } from "./permission-broker.js";
@@ -28,6 +29,11 @@ export interface SessionToolsHost {
   controls: ToolControls;
   /** config.json's `webFetch.allowPrivateNetwork`, read per call (the daemon re-reads the file). */
   allowPrivateNetwork(): boolean;
+  jobs: JobTable;
+  /** Before a tool writes a file: the checkpoint saves what it held (`read`: as the tools see it). */
+  beforeWrite(path: string, read: () => Promise<{ text: string; encoding: string }>): Promise<void>;
+  /** The task tool's child agent, over this call's runner (the parent's gate and grants). */
+  subagent(runner: RunnerHost, toolCallId: string): SubagentRunner;
 }
 
 export class SessionTools {
@@ -53,12 +59,24 @@ export class SessionTools {
     return this.specs;
   }
 
+  /** Files as the tools reach them (the editor's buffers when it offers fs), for /undo and /redo. */
+  restoreFiles(signal: AbortSignal): FileAccess {
+    return routedFiles(this.host.record.id, (cap) => this.host.router.pick(cap), localFiles(), signal);
+  }
+
   run(call: ToolCallRequest, signal: AbortSignal): Promise<string> {
     const { host } = this;
     const record = host.record;
     const roots = realRoots(record.cwd, record.additionalDirectories);
     const cwd = roots[0]!;
     const pick = (cap: "readTextFile" | "writeTextFile" | "terminal") => host.router.pick(cap);
+    const checkpointed = (files: FileAccess): FileAccess => ({
+      ...files,
+      write: async (path, text, encoding) => {
+        await host.beforeWrite(path, () => files.read(path));
+        return files.write(path, text, encoding);
+      },
+    });
     const runner: RunnerHost = {
       emit: (u) => host.emit(u),
       tools: this.tools,
@@ -81,12 +99,14 @@ export class SessionTools {
           roots,
           env,
           signal: sig,
-          files: routedFiles(record.id, pick, localFiles(), sig),
+          files: checkpointed(routedFiles(record.id, pick, localFiles(), sig)),
           snapshots: this.snapshots,
           allowPrivateNetwork: host.allowPrivateNetwork(),
           commands: routedCommands(record.id, pick, localCommands(env)),
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
           controls: host.controls,
+          jobs: host.jobs,
+          subagent: host.subagent(runner, toolCallId),
           askUser: async (question: string, choices: string[]) => {
             const options: PermissionOption[] = [
               ...choices.map((c, i) => ({ optionId: `answer_${i}`, name: c, kind: "allow_once" as const })),

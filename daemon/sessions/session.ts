@@ -21,6 +21,9 @@ import { SessionMeter } from "./meter.js";
 import type { EditorRouter } from "./editor-router.js";
 import type { PermissionBroker } from "./permission-broker.js";
 import type { SessionTools } from "./session-tools.js";
+import type { JobTable } from "../tools/jobs.js";
+import type { Checkpoints } from "./checkpoints.js";
+import type { TaskTranscripts } from "./task-transcripts.js";
 import { SessionState } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
 import { replayLedger } from "./replay.js";
@@ -39,6 +42,10 @@ export class Session implements SettingsHost, DriverHost {
   readonly broker: PermissionBroker;
   readonly driver: InboxDriver;
   readonly meter: SessionMeter;
+  /** Background commands: they outlive windows and end with the session (close, delete, daemon stop). */
+  readonly jobs: JobTable;
+  private readonly checkpoints: Checkpoints;
+  private readonly transcripts: TaskTranscripts;
   private readonly state: SessionState;
   private readonly tools: SessionTools;
   private readonly runtime: SessionRuntime;
@@ -69,6 +76,9 @@ export class Session implements SettingsHost, DriverHost {
       runtime: this.runtime,
       turns: this.turns,
       status: this.status,
+      jobs: this.jobs,
+      checkpoints: this.checkpoints,
+      transcripts: this.transcripts,
     } = wireSession(this, this.state, this.meter, inbox, deps));
     if (history.length === 0) this.state.appendHistory({ role: "system", content: systemText });
   }
@@ -94,9 +104,9 @@ export class Session implements SettingsHost, DriverHost {
     return this.turns.acceptsSteers;
   }
 
-  /** No turn, nothing waiting, no question pending: the daemon may stop or hand over. */
+  /** No turn, nothing waiting, no question pending, no job running: the daemon may stop or hand over. */
   isIdle(): boolean {
-    return !this.busy && this.broker.pending.size === 0;
+    return !this.busy && this.broker.pending.size === 0 && this.jobs.running() === 0;
   }
 
   attach(port: ClientPort): void {
@@ -272,11 +282,13 @@ export class Session implements SettingsHost, DriverHost {
     this.driver.stop();
     this.closing = this.runtime.close();
     await this.turns.stop();
+    await this.jobs.killAll();
     // The history is stored up to its last commit point; a failing disk must not keep the session open.
     await this.commit().catch((err: unknown) => this.log.warn({ err: (err as Error)?.message }, "final save of a stopping session failed"));
   }
 
   private hostParts(): CommandHostParts {
-    return { session: this, runtime: this.runtime, tools: this.tools, deps: this.deps, surfaces: this.surfaces, turns: this.turns };
+    const { runtime, tools, deps, surfaces, turns, jobs, checkpoints, transcripts } = this;
+    return { session: this, runtime, tools, deps, surfaces, turns, jobs, checkpoints, transcripts };
   }
 }

@@ -7,6 +7,7 @@ import type { DaemonConfig } from "../config/config.js";
 import { STATUS_UPDATE_METHOD, type SessionMeter } from "./meter.js";
 import type { ClientPort, SessionRecord } from "./types.js";
 import type { GrantView } from "../tools/permissions.js";
+import type { JobView } from "../tools/jobs.js";
 
 export interface StatusView {
   record: SessionRecord;
@@ -20,6 +21,8 @@ export interface StatusView {
   grants: GrantView[];
   /** Tokens the next request carries and the model's window. */
   context: { used: number; size: number };
+  /** Background commands, running or ended. */
+  jobs: JobView[];
 }
 
 export function statusSnapshot(v: StatusView): Record<string, unknown> {
@@ -57,6 +60,7 @@ export function statusSnapshot(v: StatusView): Record<string, unknown> {
     pendingPermissions: v.pendingPermissions,
     inbox: v.inbox,
     grants: v.grants,
+    jobs: v.jobs,
     usage: { turn: v.meter.usageObject(v.config, "turn"), cumulative: v.meter.usageObject(v.config, "cumulative") },
     context: {
       used: v.context.used,
@@ -80,6 +84,8 @@ export interface OperatorStatus {
   pendingPermissions: unknown[];
   inbox: { depth: number; paused: boolean };
   modelRounds: number;
+  /** Background commands, running or ended, with their process ids. */
+  jobs: JobView[];
 }
 
 /** A session's status in both shapes (vendor snapshot, operator view) and its status updates. */
@@ -99,6 +105,7 @@ export class StatusReporter {
       config(): DaemonConfig;
       grants(): GrantView[];
       context(): { used: number; size: number };
+      jobs(): JobView[];
     },
   ) {}
 
@@ -115,6 +122,7 @@ export class StatusReporter {
       sequence: ++this.sequence,
       grants: v.grants(),
       context: v.context(),
+      jobs: v.jobs(),
     });
   }
 
@@ -132,6 +140,7 @@ export class StatusReporter {
       pendingPermissions: this.v.pending(),
       inbox: { depth: inbox.depth(), paused: inbox.paused },
       modelRounds: r.usage?.rounds ?? 0,
+      jobs: this.v.jobs(),
     };
   }
 

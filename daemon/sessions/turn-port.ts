@@ -16,6 +16,7 @@ import { modeNote, setMode } from "./settings.js";
 import type { SettingsHost } from "./settings.js";
 import { titleFrom } from "./prompt-text.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
+import type { Checkpoints } from "./checkpoints.js";
 
 export interface TurnPortParts {
   session: SettingsHost & {
@@ -33,10 +34,11 @@ export interface TurnPortParts {
   meter: SessionMeter;
   inbox: Inbox;
   deps: Pick<SessionDeps, "config" | "createModel" | "maxSteps" | "goalBounds">;
+  checkpoints: Checkpoints;
 }
 
 export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
-  const { session, state, tools, runtime, meter, inbox, deps } = parts;
+  const { session, state, tools, runtime, meter, inbox, deps, checkpoints } = parts;
   const record = state.record;
   const touch = (): void => {
     record.updatedAt = new Date().toISOString();
@@ -126,5 +128,10 @@ export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
       return meter.outcome.kind;
     },
     notifyStatus: (event) => session.notifyStatus(event),
+    extraSteps: () => meter.subagentSteps,
+    sealCheckpoint: () => {
+      const text = checkpoints.seal();
+      return text ? { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "checkpoint" } } } : undefined;
+    },
   };
 }

@@ -4,6 +4,11 @@
  * reporter, each given the few callbacks into the session it needs.
  */
 import { TurnRunner } from "../agent/turn-runner.js";
+import { subagentRunner } from "../agent/subagent.js";
+import { JobTable } from "../tools/jobs.js";
+import { Checkpoints } from "./checkpoints.js";
+import { jobHooks } from "./job-records.js";
+import { TaskTranscripts } from "./task-transcripts.js";
 import type { Inbox } from "../inbox/inbox.js";
 import type { SessionDeps } from "./deps.js";
 import { EditorRouter } from "./editor-router.js";
@@ -33,6 +38,9 @@ export interface SessionParts {
   runtime: SessionRuntime;
   turns: TurnRunner<ClientPort>;
   status: StatusReporter;
+  jobs: JobTable;
+  checkpoints: Checkpoints;
+  transcripts: TaskTranscripts;
 }
 
 export function wireSession(session: WiringHost, state: SessionState, meter: SessionMeter, inbox: Inbox, deps: SessionDeps): SessionParts {
@@ -44,6 +52,10 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     () => turns.origin,
   );
   const broker = new PermissionBroker(record.id, router, () => deps.permissionTimeoutMs());
+  const jobs = new JobTable(jobHooks(deps.store, record.id, log));
+  const checkpoints = new Checkpoints(deps.store, record.id, record.cwd);
+  const transcripts = new TaskTranscripts(deps.store, record.id, log);
+  let port!: ReturnType<typeof turnPort>;
   const tools = new SessionTools({
     record,
     env: () => session.toolEnv(),
@@ -57,6 +69,18 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
       approvePlan: (plan, steps, toolCallId, signal) => approvePlan(session, plan, steps, toolCallId, signal),
       reportGoal: (status, summary) => reportGoal(session, status, summary),
     },
+    jobs,
+    beforeWrite: (path, read) => checkpoints.capture(path, read),
+    subagent: (runner, toolCallId) =>
+      subagentRunner({
+        runner,
+        toolCallId,
+        createModel: () => port.createModel(),
+        onUsage: (u) => turns.emitForTurn(port.onUsage(u)),
+        countStep: () => meter.subagentSteps++,
+        keep: (t) => transcripts.keep(t),
+        limits: { ...deps.config().subagent, maxSteps: Math.min(deps.config().subagent.maxSteps, deps.maxSteps()) },
+      }),
   });
   const surfaces = new SurfaceEmitter({
     sessionId: record.id,
@@ -86,7 +110,8 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     tools,
     interact: (request, signal) => relayInteraction(interaction, request, signal),
   });
-  turns = new TurnRunner(turnPort({ session, state, tools, runtime, meter, inbox, deps }));
+  port = turnPort({ session, state, tools, runtime, meter, inbox, deps, checkpoints });
+  turns = new TurnRunner(port);
   const status = new StatusReporter({
     sessionId: record.id,
     record,
@@ -99,6 +124,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     queued: () => turns.queued,
     pending: () => [...broker.pending.values()],
     context: () => turns.context(),
+    jobs: () => jobs.list(),
   });
-  return { router, broker, tools, surfaces, runtime, turns, status };
+  return { router, broker, tools, surfaces, runtime, turns, status, jobs, checkpoints, transcripts };
 }

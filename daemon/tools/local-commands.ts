@@ -49,7 +49,7 @@ export class BoundedOutput {
 }
 
 /** Signals the whole process group; false when no process of it is left. */
-function killGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+export function killGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pid, signal);
     return true;

@@ -79,6 +79,48 @@ export interface ToolContext {
   allowPrivateNetwork: boolean;
   /** The session's collaboration mode and the tools that change it. */
   controls: ToolControls;
+  /** The session's background commands (run_command with background, command_*). */
+  jobs: JobControl;
+  /** Runs a child agent on a focused question (the task tool); absent inside a child. */
+  subagent?: SubagentRunner;
+}
+
+export interface JobView {
+  jobId: string;
+  command: string;
+  cwd: string;
+  pid: number | undefined;
+  startedAt: string;
+  state: "running" | "exited";
+  exitCode: number | null;
+  signal: string | null;
+}
+
+export interface JobRead extends JobView {
+  output: string;
+  /** Unread bytes dropped because nobody read them in time. */
+  dropped: number;
+}
+
+/** A session's background commands (tools/jobs.ts). */
+export interface JobControl {
+  start(command: string, cwd: string, env: Record<string, string | undefined>): JobView;
+  read(jobId: string): JobRead;
+  wait(jobId: string, timeoutMs: number, signal: AbortSignal): Promise<JobRead & { timedOut: boolean }>;
+  kill(jobId: string): Promise<JobRead>;
+  list(): JobView[];
+}
+
+export interface SubagentResult {
+  report: string;
+  stopReason: string;
+  steps: number;
+  /** What the child did, one line a step, for the parent's tool call and the transcript. */
+  transcript: string[];
+}
+
+export interface SubagentRunner {
+  run(prompt: string, signal: AbortSignal, onProgress: (lines: readonly string[]) => void, opts?: { allowEdits?: boolean }): Promise<SubagentResult>;
 }
 
 export interface ToolControls {

@@ -187,7 +187,11 @@ test("pipe mode renders every update kind for a person: message, thought, tool c
   assert.match(out, /Permission: Run `cat two\.txt`\n {2}\[1\] Allow once/);
   assert.match(out, /→ Allow once/);
   assert.match(out, /✓ Run `cat two\.txt`\n {4}line one\n {4}line two/);
-  assert.match(out, /Finished\.\n[\d,]+ \/ [\d,]+ tokens · \d+\.\d{4} CNY/);
+  // The turn wrote a file: its checkpoint line follows the answer.
+  assert.match(
+    out,
+    /Finished\.\n\n\[checkpoint 1\] Saved the prior state of 1 file this turn changed \(two\.txt\); `\/undo` restores it\.\n[\d,]+ \/ [\d,]+ tokens · \d+\.\d{4} CNY/,
+  );
   assert.doesNotMatch(out, /\{"|"exitCode"|"sessionUpdate"/);
 });
 

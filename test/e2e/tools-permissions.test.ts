@@ -155,6 +155,10 @@ test("the tool list is fixed and ordered for the session; every request carries 
     "update_goal",
     "multi_edit",
     "web_fetch",
+    "command_output",
+    "command_wait",
+    "command_kill",
+    "task",
   ]);
   for (const r of model.requests) assert.deepEqual(r.body.tools, model.requests[0]!.body.tools);
 });

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { localCommands } from "../../daemon/tools/local-commands.js";
 import { localFiles } from "../../daemon/tools/local-files.js";
 import { FileSnapshots } from "../../daemon/tools/file-snapshots.js";
+import { JobTable } from "../../daemon/tools/jobs.js";
 import type { PlanEntry, Tool, ToolContext, ToolResult } from "../../daemon/tools/types.js";
 
 export interface Fixture {
@@ -24,6 +25,7 @@ export interface Fixture {
 type Update = Omit<ToolCallUpdate, "toolCallId">;
 
 export function fixture(): Fixture {
+  const jobs = new JobTable();
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reasonix-tools-")));
   const abort = new AbortController();
   const f: Fixture = {
@@ -33,7 +35,10 @@ export function fixture(): Fixture {
     plans: [],
     questions: [],
     answer: undefined,
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => {
+      void jobs.killAll();
+      rmSync(dir, { recursive: true, force: true });
+    },
     ctx: {
       sessionId: "s1",
       cwd: dir,
@@ -51,6 +56,7 @@ export function fixture(): Fixture {
         f.questions.push({ question, choices });
         return f.answer;
       },
+      jobs,
       controls: {
         mode: () => "normal",
         approvePlan: async () => "not_in_plan",

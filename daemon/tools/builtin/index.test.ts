@@ -23,6 +23,10 @@ test("the built-in tools come in a fixed order", () => {
       "update_goal",
       "multi_edit",
       "web_fetch",
+      "command_output",
+      "command_wait",
+      "command_kill",
+      "task",
     ],
   );
   assert.equal(JSON.stringify(builtinTools().map((t) => t.parameters)), JSON.stringify(builtinTools().map((t) => t.parameters)));
@@ -66,6 +70,8 @@ const samples: Record<string, [unknown, boolean][]> = {
     [{ command: "ls", cwd: "x", timeoutSeconds: 5 }, true],
     [{ command: "ls", timeoutSeconds: 0 }, false],
     [{ command: "ls", timeoutSeconds: 601 }, false],
+    [{ command: "npm run dev", background: true }, true],
+    [{ command: "ls", background: "yes" }, false],
   ],
   todo_write: [
     [{ todos: [] }, true],
@@ -106,6 +112,25 @@ const samples: Record<string, [unknown, boolean][]> = {
   ],
   web_fetch: [
     [{ url: "https://example.com" }, true],
+    [{}, false],
+  ],
+  command_output: [
+    [{ jobId: "job-1" }, true],
+    [{}, false],
+  ],
+  command_wait: [
+    [{ jobId: "job-1", timeoutSeconds: 5 }, true],
+    [{ jobId: "job-1", timeoutSeconds: 601 }, false],
+  ],
+  command_kill: [
+    [{ jobId: "job-1" }, true],
+    [{ jobId: "" }, false],
+  ],
+  task: [
+    [{ prompt: "Where is the parser?" }, true],
+    [{ prompt: "Fix the typo", allowEdits: true }, true],
+    [{ prompt: "x", allowEdits: "yes" }, false],
+    [{ prompt: "" }, false],
     [{}, false],
   ],
 };

@@ -12,6 +12,8 @@ import { exitPlanModeTool } from "./exit-plan-mode.js";
 import { updateGoalTool } from "./update-goal.js";
 import { multiEditTool } from "./multi-edit.js";
 import { webFetchTool } from "./web-fetch.js";
+import { commandKillTool, commandOutputTool, commandWaitTool } from "./command-jobs.js";
+import { taskTool } from "./task.js";
 
 /** The order is part of every request's cached prefix: never reorder, only append. */
 export function builtinTools(): Tool[] {
@@ -29,5 +31,9 @@ export function builtinTools(): Tool[] {
     updateGoalTool,
     multiEditTool,
     webFetchTool,
+    commandOutputTool,
+    commandWaitTool,
+    commandKillTool,
+    taskTool,
   ];
 }

@@ -1,6 +1,6 @@
 import { errorText } from "../error-text.js";
 import { z } from "zod";
-import { defineTool, type CommandResult } from "../types.js";
+import { defineTool, type CommandResult, type ToolContext, type ToolResult } from "../types.js";
 import { isInside } from "../workspace.js";
 import { absPath, clip, failure, shownPath, textContent } from "./common.js";
 
@@ -16,6 +16,10 @@ const args = z.object({
     .max(MAX_TIMEOUT_S)
     .optional()
     .describe(`Stop the command after this many seconds (default ${DEFAULT_TIMEOUT_S}, at most ${MAX_TIMEOUT_S}).`),
+  background: z
+    .boolean()
+    .optional()
+    .describe("Start it as a background job and return at once with its jobId (servers, watchers, long builds); no timeout applies."),
 });
 
 function report(r: CommandResult, timeoutS: number): string {
@@ -37,16 +41,19 @@ export const runCommandTool = defineTool({
     "Run a shell command (/bin/sh -c) and return its exit code and combined stdout+stderr. " +
     "Stdin is closed, so interactive prompts get end-of-file; pass flags like --yes instead. " +
     "Long output keeps only its beginning and end. Everything the command starts is stopped when it ends, " +
-    `times out (default ${DEFAULT_TIMEOUT_S} s) or is cancelled, so do not start servers in the background.`,
+    `times out (default ${DEFAULT_TIMEOUT_S} s) or is cancelled. For a server or anything long-running, pass background: true: ` +
+    "it returns a jobId at once; read its new output with command_output, wait with command_wait, stop it with command_kill.",
   args,
   kind: "execute",
-  title: (a, ctx) => `Run \`${clip(a.command.replace(/\s+/g, " ").trim(), 80)}\`${a.cwd ? ` in ${shownPath(ctx, a.cwd)}` : ""}`,
+  title: (a, ctx) =>
+    `${a.background ? "Start in the background" : "Run"} \`${clip(a.command.replace(/\s+/g, " ").trim(), 80)}\`${a.cwd ? ` in ${shownPath(ctx, a.cwd)}` : ""}`,
   access: (a, ctx) => ({ type: "execute", command: a.command, cwd: absPath(ctx, a.cwd) }),
   async run(a, ctx) {
     const cwd = absPath(ctx, a.cwd);
     if (!isInside(cwd, ctx.roots)) {
       return failure(`cwd ${cwd} is outside the workspace (${ctx.roots.join(", ")}); commands run only inside it.`);
     }
+    if (a.background) return startJob(a.command, cwd, ctx);
     const timeoutS = a.timeoutSeconds ?? DEFAULT_TIMEOUT_S;
     let r: CommandResult;
     try {
@@ -65,3 +72,16 @@ export const runCommandTool = defineTool({
     return r.timedOut || r.cancelled ? { output, content, rawOutput, failed: true } : { output, content, rawOutput };
   },
 });
+
+/** Background jobs always run in the daemon, never in an editor terminal: they must outlive the window. */
+function startJob(command: string, cwd: string, ctx: ToolContext): ToolResult {
+  try {
+    const job = ctx.jobs.start(command, cwd, ctx.env);
+    const output =
+      `Started in the background: "jobId": "${job.jobId}" (pid ${job.pid ?? "unknown"}). ` +
+      "Read its new output with command_output, wait for it with command_wait, stop it with command_kill.";
+    return { output, content: [textContent(output)], rawOutput: { jobId: job.jobId, pid: job.pid ?? null } };
+  } catch (err) {
+    return failure(`Could not start the command: ${errorText(err)}`);
+  }
+}

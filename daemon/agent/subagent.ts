@@ -1,0 +1,163 @@
+/**
+ * A subagent: `runTurn` on a history of its own (a fixed system prompt and the question), with the
+ * read-only tools only, run through the parent's permission gate (its preset, grants and windows:
+ * the parent's permissions are the ceiling). Bounded in steps, tokens and time; the parent's cancel
+ * ends it; each of its rounds is counted against the parent's turn and its usage is the parent's.
+ * It reports its steps as lines for the parent's tool call and returns its final answer.
+ */
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { ChatMessage, ChatModel, Usage } from "../provider/types.js";
+import { runToolCall, type RunnerHost } from "../tools/runner.js";
+import type { SubagentResult, SubagentRunner } from "../tools/types.js";
+import { runTurn } from "./turn.js";
+
+export const SUBAGENT_TOOLS = ["read_file", "list_directory", "glob", "grep"] as const;
+/** With `allowEdits`: what changes files, through the same gate as the parent's own calls. */
+export const SUBAGENT_EDIT_TOOLS = ["write_file", "edit_file", "multi_edit", "run_command"] as const;
+
+export interface SubagentLimits {
+  maxSteps: number;
+  maxTokens: number;
+  seconds: number;
+}
+
+export interface SubagentDeps {
+  /** The parent's tool runner: its gate, grants and windows. */
+  runner: RunnerHost;
+  /** The parent's task call: the child's permission questions are asked under it. */
+  toolCallId: string;
+  createModel(): ChatModel;
+  /** The child's usage, counted as the parent's. */
+  onUsage(usage: Usage): void;
+  /** One child round, counted against the parent turn's steps. */
+  countStep(): void;
+  limits: SubagentLimits;
+  /** Keeps the child's whole conversation once it ends (the session stores it for `/tasks`). */
+  keep?(transcript: SubagentTranscript): void;
+}
+
+export interface SubagentTranscript {
+  toolCallId: string;
+  prompt: string;
+  startedAt: string;
+  stopReason: string;
+  steps: number;
+  messages: ChatMessage[];
+}
+
+export function subagentPrompt(roots: readonly string[], edits: boolean): string {
+  return [
+    "You are a subagent of Reasonix, a coding agent. You do one focused task for it.",
+    "Workspace folders:",
+    ...roots.map((r) => `- ${r}`),
+    edits
+      ? "You may read, search, write and edit files and run commands. Read before you edit; keep edits minimal."
+      : "You may only read: read_file, list_directory, glob, grep.",
+    "Search before reading whole files, and read only what the task needs. Never invent file contents.",
+    "When you are done, reply with a concise report (facts, file paths with line numbers, what you changed);",
+    "nobody can ask you follow-up questions.",
+  ].join("\n");
+}
+
+export function subagentRunner(deps: SubagentDeps): SubagentRunner {
+  return {
+    async run(prompt, parentSignal, onProgress, opts = {}): Promise<SubagentResult> {
+      const { runner, limits } = deps;
+      const edits = opts.allowEdits === true;
+      const allowed: readonly string[] = edits ? [...SUBAGENT_TOOLS, ...SUBAGENT_EDIT_TOOLS] : SUBAGENT_TOOLS;
+      const tools = new Map([...runner.tools].filter(([name]) => allowed.includes(name)));
+      const specs = [...tools.values()].map((t) => ({
+        type: "function" as const,
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      }));
+      const history: ChatMessage[] = [
+        { role: "system", content: subagentPrompt(runner.roots, edits) },
+        { role: "user", content: prompt },
+      ];
+      const startedAt = new Date().toISOString();
+      const lines: string[] = [];
+      const callLine = new Map<string, number>();
+      const progress = (): void => onProgress([...lines]);
+      let steps = 0;
+      let tokens = 0;
+      let timedOut = false;
+      const controller = new AbortController();
+      const onParentAbort = (): void => controller.abort(parentSignal.reason);
+      if (parentSignal.aborted) onParentAbort();
+      else parentSignal.addEventListener("abort", onParentAbort, { once: true });
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new Error("subagent time limit"));
+      }, limits.seconds * 1000);
+
+      // The child's tool calls show as lines of the parent's call, not as calls of their own.
+      const childEmit = (u: SessionUpdate): void => {
+        if (u.sessionUpdate === "tool_call") {
+          callLine.set(u.toolCallId, lines.length);
+          lines.push(`- ${u.title}${u.status === "failed" ? " (failed)" : ""}`);
+          progress();
+        } else if (u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")) {
+          const at = callLine.get(u.toolCallId);
+          if (at !== undefined) lines[at] = `${lines[at]}${u.status === "failed" ? " (failed)" : " ✓"}`;
+          progress();
+        }
+      };
+      const child: RunnerHost = {
+        ...runner,
+        tools,
+        emit: childEmit,
+        // The editor knows the task call, not the child's calls: questions are asked under the former.
+        askPermission: (toolCall, options, sig) =>
+          runner.askPermission(
+            { ...toolCall, toolCallId: deps.toolCallId, status: "in_progress", title: `Subagent: ${toolCall.title ?? "a tool call"}` },
+            options,
+            sig,
+          ),
+        context: (sig, id) => {
+          // A child never starts a child of its own.
+          const { subagent: _none, ...ctx } = runner.context(sig, id);
+          return ctx;
+        },
+      };
+      lines.push(`Subagent started (at most ${limits.maxSteps} steps).`);
+      progress();
+      let stopReason: string;
+      try {
+        stopReason = await runTurn(
+          {
+            emit: () => undefined,
+            appendHistory: (m) => {
+              history.push(m);
+              if (m.role === "assistant") {
+                steps++;
+                deps.countStep();
+              }
+            },
+            history: () => history,
+            toolSpecs: () => specs,
+            runTool: (call, signal) => runToolCall(child, call, signal),
+            onUsage: (u) => {
+              tokens += u.promptTokens + u.completionTokens;
+              deps.onUsage(u);
+            },
+            budgetExceeded: () => (tokens >= limits.maxTokens ? `[warning] The subagent used its ${limits.maxTokens} tokens.` : undefined),
+          },
+          deps.createModel(),
+          controller.signal,
+          { maxSteps: limits.maxSteps },
+        );
+      } finally {
+        clearTimeout(timer);
+        parentSignal.removeEventListener("abort", onParentAbort);
+      }
+      if (timedOut) stopReason = "time_limit";
+      else if (tokens >= limits.maxTokens && stopReason === "end_turn" && history.at(-1)?.role === "tool") stopReason = "token_limit";
+      const last = [...history].reverse().find((m) => m.role === "assistant" && typeof m.content === "string" && m.content.trim() !== "");
+      const report = typeof last?.content === "string" ? last.content.trim() : "";
+      lines.push(`Subagent finished: ${stopReason}, ${steps} step${steps === 1 ? "" : "s"}.`);
+      progress();
+      deps.keep?.({ toolCallId: deps.toolCallId, prompt, startedAt, stopReason, steps, messages: history });
+      return { report, stopReason, steps, transcript: lines };
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Store } from "../store/store.js";
+import { localFiles } from "../tools/local-files.js";
+import { Checkpoints, checkpointKeys, MAX_SAVED_BYTES } from "./checkpoints.js";
+
+async function setup(t: { after(fn: () => Promise<void> | void): void }) {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "rx-cp-")));
+  const store = await Store.open(join(dir, "db"));
+  const ws = join(dir, "ws");
+  t.after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  mkdirSync(ws);
+  return { store, ws, cp: new Checkpoints(store, "s1", ws) };
+}
+
+/** What a tool's write does: the capture first, then the write. */
+async function toolWrite(cp: Checkpoints, path: string, text: string): Promise<void> {
+  await cp.capture(path);
+  writeFileSync(path, text);
+}
+
+test("one capture per file per turn; identical contents share one blob; undo then redo then undo", async (t) => {
+  const { store, ws, cp } = await setup(t);
+  const a = join(ws, "a.txt");
+  const b = join(ws, "b.txt");
+  writeFileSync(a, "same");
+  writeFileSync(b, "same");
+  await toolWrite(cp, a, "a1");
+  await toolWrite(cp, a, "a2");
+  await toolWrite(cp, b, "b1");
+  assert.match(cp.seal()!, /\[checkpoint 1\] Saved the prior state of 2 files this turn changed \(a\.txt, b\.txt\)/);
+  assert.equal(cp.seal(), undefined, "a turn that changed nothing has no checkpoint");
+  assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, 1, "both files held the same bytes: one blob");
+
+  assert.match(await cp.undo(localFiles()), /Undid checkpoint 1/);
+  assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["same", "same"]);
+  assert.match(await cp.redo(localFiles()), /Redid checkpoint 1/);
+  assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a2", "b1"]);
+  assert.equal(await cp.redo(localFiles()), "Nothing to redo.");
+  await cp.undo(localFiles());
+  assert.match(await cp.undo(localFiles()), /^Nothing to undo/);
+});
+
+test("a new change after an undo drops the redo; checkpoints outlive the object that made them", async (t) => {
+  const { store, ws, cp } = await setup(t);
+  const a = join(ws, "a.txt");
+  await toolWrite(cp, a, "first");
+  cp.seal();
+  await cp.undo(localFiles());
+  assert.equal(existsSync(a), false);
+  await toolWrite(cp, join(ws, "other.txt"), "x");
+  cp.seal();
+  const again = new Checkpoints(store, "s1", ws);
+  assert.equal(await again.redo(localFiles()), "Nothing to redo.");
+  assert.match(await again.list(), /- 1 — .* — a\.txt \(new\) — dropped\n- 2 — .* — other\.txt \(new\)$/);
+});
+
+test("a file over the size limit is not copied into the store; undo leaves it and says so, and restores the rest", async (t) => {
+  const { store, ws, cp } = await setup(t);
+  const big = join(ws, "big.log");
+  const small = join(ws, "small.txt");
+  writeFileSync(big, Buffer.alloc(MAX_SAVED_BYTES + 1, 0x61));
+  writeFileSync(small, "before");
+  await toolWrite(cp, big, "shrunk");
+  await toolWrite(cp, small, "after");
+  cp.seal();
+  assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, 1, "only the small file was saved");
+  assert.match(await cp.list(), /big\.log \(too large to save\), small\.txt/);
+  const answer = await cp.undo(localFiles());
+  assert.match(answer, /Restored to their earlier content: small\.txt\n- Left as they are \(too large to have been saved\): big\.log \(16777217 bytes\)/);
+  assert.equal(readFileSync(big, "utf8"), "shrunk");
+  assert.equal(readFileSync(small, "utf8"), "before");
+});

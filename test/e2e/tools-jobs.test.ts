@@ -1,0 +1,146 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { isRunning } from "../../shared/process.js";
+import { stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { daemonStatus, world, within } from "./fixture.js";
+
+const until = async (cond: () => boolean | Promise<boolean>, what: string): Promise<void> => {
+  for (let i = 0; i < 500; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+};
+
+const toolResults = (body: any): Record<string, string> =>
+  Object.fromEntries(
+    body.messages.filter((m: { role: string }) => m.role === "tool").map((m: { tool_call_id: string; content: string }) => [m.tool_call_id, m.content]),
+  );
+
+test("a background command outlives every window; a later turn from a new window reads its new output and kills it; session close ends the rest", async (t) => {
+  const w = await world(t);
+  const { agent, model, workdir, home } = w;
+  const ticker = "echo $$ > job.pid; i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.05; done";
+  model.enqueue({ toolCalls: [{ id: "start", name: "run_command", arguments: { command: ticker, background: true } }] }, { content: ["started"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const started = await within(10_000, "the starting turn", agent.prompt(sessionId, "start the ticker"));
+  assert.equal(started.stopReason, "end_turn");
+  // The start asked permission like any command, and returned at once with the job's id.
+  const asked = agent.agentRequests.filter((r) => r.method === "session/request_permission");
+  assert.equal(asked.length, 1);
+  assert.match(asked[0]!.params.toolCall.title, /^Start in the background `echo/);
+  assert.match(toolResults(model.requests[1]!.body).start!, /"jobId": "job-1"/);
+  await until(() => existsSync(join(workdir, "job.pid")), "the job's pid file");
+  const pid = Number(readFileSync(join(workdir, "job.pid"), "utf8"));
+
+  // Every window goes away: the job runs on, owned by the session in the daemon.
+  await agent.closeStdin();
+  let status: any;
+  await until(async () => {
+    status = (await daemonStatus(home.dir)).liveSessions.find((s: any) => s.sessionId === sessionId);
+    return status?.attachments === 0;
+  }, "the window to detach");
+  assert.deepEqual(
+    status.jobs.map((j: any) => [j.jobId, j.state, j.command]),
+    [["job-1", "running", ticker]],
+  );
+  assert.ok(isRunning(pid), "the job still runs with no window attached");
+
+  // A new window, a later turn: new output since the last read, then the kill.
+  const w2 = await w.window(sessionId);
+  const vendor = await w2.rpc.request("_reasonix.io/session/status", { sessionId });
+  assert.deepEqual(
+    vendor.jobs.map((j: any) => [j.jobId, j.state, j.pid]),
+    [["job-1", "running", pid]],
+  );
+  await w2.prompt(sessionId, "/status");
+  assert.match(w2.textOf(sessionId), /- Background jobs: `job-1` running \(pid \d+\) — `echo \$\$ > job\.pid;/);
+  model.enqueue(
+    { toolCalls: [{ id: "out", name: "command_output", arguments: { jobId: "job-1" } }] },
+    { toolCalls: [{ id: "out2", name: "command_output", arguments: { jobId: "job-1" } }] },
+    { toolCalls: [{ id: "kill", name: "command_kill", arguments: { jobId: "job-1" } }] },
+    { content: ["stopped it"] },
+  );
+  const before = model.requests.length;
+  assert.equal((await within(10_000, "the reading turn", w2.prompt(sessionId, "read and stop it"))).stopReason, "end_turn");
+  const results = toolResults(model.requests.at(-1)!.body);
+  assert.match(results.out!, /^Job job-1 is running/);
+  const ticks = (s: string) => [...s.matchAll(/tick (\d+)/g)].map((m) => Number(m[1]));
+  const first = ticks(results.out!);
+  assert.ok(first.length > 1 && first[0] === 1, "the first read starts at the job's first line");
+  const second = ticks(results.out2!);
+  // The second read has only what came after the first.
+  assert.ok(
+    second.every((n) => n > first.at(-1)!),
+    "output already read is not repeated",
+  );
+  assert.match(results.kill!, /^Job job-1 was stopped\./);
+  assert.equal(isRunning(pid), false);
+  assert.equal(model.requests.length - before, 4);
+  // No question for reading or stopping the session's own job.
+  assert.equal(w2.agentRequests.filter((r) => r.method === "session/request_permission").length, 0);
+
+  const jobsAnswer = await w2.prompt(sessionId, "/jobs");
+  assert.equal(jobsAnswer.stopReason, "end_turn");
+  assert.match(w2.textOf(sessionId), /`job-1` (exited|ended by SIGTERM)/);
+
+  // A job still running when the session is closed ends with it, its whole process group.
+  model.enqueue(
+    { toolCalls: [{ id: "again", name: "run_command", arguments: { command: "sleep 60 & echo $! > sleeper.pid; wait", background: true } }] },
+    { content: ["sleeping"] },
+  );
+  await within(10_000, "the second job's turn", w2.prompt(sessionId, "sleep"));
+  await until(() => existsSync(join(workdir, "sleeper.pid")) && readFileSync(join(workdir, "sleeper.pid"), "utf8").trim() !== "", "the sleeper's pid");
+  const sleeper = Number(readFileSync(join(workdir, "sleeper.pid"), "utf8"));
+  assert.ok(isRunning(sleeper));
+  assert.deepEqual((await w2.rpc.request("session/close", { sessionId })) ?? {}, {});
+  assert.equal(isRunning(sleeper), false, "no process of the job remains after session close");
+});
+
+test("background jobs run in the daemon even when the editor offers terminals, and end when the daemon stops", async (t) => {
+  const { agent, model, workdir, home } = await world(t, { clientCapabilities: { terminal: true } });
+  agent.onClientRequest = (method) => {
+    throw new Error(`unexpected ${method}`);
+  };
+  model.enqueue(
+    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "echo $$ > bg.pid; exec sleep 60", background: true } }] },
+    { content: ["running"] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
+  assert.equal(agent.agentRequests.filter((r) => r.method.startsWith("terminal/")).length, 0, "no editor terminal for a background job");
+  await until(() => existsSync(join(workdir, "bg.pid")) && readFileSync(join(workdir, "bg.pid"), "utf8").trim() !== "", "the job's pid");
+  const pid = Number(readFileSync(join(workdir, "bg.pid"), "utf8"));
+  assert.ok(isRunning(pid));
+  await stopDaemon(home.dir);
+  assert.equal(isRunning(pid), false, "the daemon's stop ended the job");
+});
+
+test("a daemon killed with its jobs running: the next daemon ends them (the very processes recorded, whole group)", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t, { connector: "process" });
+  model.enqueue(
+    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "sleep 60 & echo $$ $! > pids; wait", background: true } }] },
+    { content: ["running"] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
+  await until(() => existsSync(join(workdir, "pids")) && readFileSync(join(workdir, "pids"), "utf8").trim().split(" ").length === 2, "the pids");
+  const pids = readFileSync(join(workdir, "pids"), "utf8").trim().split(" ").map(Number);
+  const old = await waitForDaemonPid(home.dir);
+  process.kill(old, "SIGKILL");
+  await waitForPidExit(old, 5000);
+  await agent.closeStdin();
+  assert.ok(pids.every(isRunning), "the job outlived its daemon");
+
+  const next = spawn();
+  await next.initialize();
+  assert.ok(
+    pids.every((pid) => !isRunning(pid)),
+    "the new daemon ended the orphaned job before serving",
+  );
+});
