@@ -229,7 +229,9 @@ async function serve(
         const choice = resolveModelRef(currentConfig(), ref);
         if (!choice) throw RpcError.invalidParams(`model: "${ref}" is not a configured model`);
         const extra = effortParams(choice.provider.name, effort);
-        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, paths.credentialsFile, env), () => extra);
+        const { modelRetry: r, modelIdleTimeoutSeconds } = currentConfig();
+        const policy = { retries: r.retries, baseMs: r.baseSeconds * 1000, maxMs: r.maxSeconds * 1000, idleMs: modelIdleTimeoutSeconds * 1000 };
+        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, paths.credentialsFile, env), () => extra, policy);
       },
       listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
     },

@@ -45,3 +45,17 @@ test("environment overrides go through the same schema: a bad value is an error 
   assert.deepEqual(c.goal, { maxTurns: 3, maxSeconds: 90 });
   assert.equal(c.defaultModel, "deepseek/deepseek-v4-pro");
 });
+
+test("the model's idle watchdog and retries: defaults, file values, environment overrides", () => {
+  const d = resolveConfig({}, {});
+  assert.equal(d.modelIdleTimeoutSeconds, 120);
+  assert.deepEqual(d.modelRetry, { retries: 4, baseSeconds: 1, maxSeconds: 60 });
+  const c = resolveConfig(
+    { modelIdleTimeoutSeconds: 90, modelRetry: { retries: 2 } },
+    { REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: "0.5", REASONIX_MODEL_RETRY_BASE_SECONDS: "0.01" },
+  );
+  assert.equal(c.modelIdleTimeoutSeconds, 0.5);
+  assert.deepEqual(c.modelRetry, { retries: 2, baseSeconds: 0.01, maxSeconds: 60 });
+  assert.throws(() => resolveConfig({}, { REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: "never" }), /REASONIX_MODEL_IDLE_TIMEOUT_SECONDS="never"/);
+  assert.throws(() => parseConfigText('{"modelRetry":{"retries":-1}}', "config.json"), /modelRetry\.retries/);
+});

@@ -48,6 +48,12 @@ export const ConfigFile = z
       .optional(),
     logFiles: z.number().int().min(1).max(100).optional(),
     searchTimeoutSeconds: z.number().int().positive().optional(),
+    modelIdleTimeoutSeconds: z.number().positive().optional(),
+    modelRetry: z
+      .object({ retries: z.number().int().min(0).max(20), baseSeconds: z.number().positive(), maxSeconds: z.number().positive() })
+      .partial()
+      .strict()
+      .optional(),
     budgets: z.object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() }).partial().strict().optional(),
     listen: z.string().optional(),
     allowedOrigins: z.array(z.string().url()).optional(),
@@ -82,6 +88,10 @@ export interface DaemonConfig {
   logFiles: number;
   /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
   searchTimeoutSeconds: number;
+  /** A model stream (or a request waiting for its headers) silent this long is stopped. */
+  modelIdleTimeoutSeconds: number;
+  /** Tries after the first for a busy (429, 5xx) or unreachable provider, with exponential backoff. */
+  modelRetry: { retries: number; baseSeconds: number; maxSeconds: number };
   budgets: ConfigFile["budgets"];
   listen: string | undefined;
   allowedOrigins: string[];
@@ -142,6 +152,10 @@ export const ENV_OVERRIDES = {
   REASONIX_SESSION_UNLOAD_SECONDS: ["sessionUnloadSeconds"],
   REASONIX_WINDOW_BACKLOG_BYTES: ["windowBacklogBytes"],
   REASONIX_SEARCH_TIMEOUT_SECONDS: ["searchTimeoutSeconds"],
+  REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: ["modelIdleTimeoutSeconds"],
+  REASONIX_MODEL_RETRIES: ["modelRetry", "retries"],
+  REASONIX_MODEL_RETRY_BASE_SECONDS: ["modelRetry", "baseSeconds"],
+  REASONIX_MODEL_RETRY_MAX_SECONDS: ["modelRetry", "maxSeconds"],
   REASONIX_BUDGET_TOKENS: ["budgets", "tokens"],
   REASONIX_BUDGET_SECONDS: ["budgets", "seconds"],
   REASONIX_BUDGET_COST: ["budgets", "cost"],
@@ -198,6 +212,8 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     logMaxBytes: file.logMaxBytes ?? 10 * 1024 * 1024,
     logFiles: file.logFiles ?? 5,
     searchTimeoutSeconds: file.searchTimeoutSeconds ?? 10,
+    modelIdleTimeoutSeconds: file.modelIdleTimeoutSeconds ?? 120,
+    modelRetry: { retries: file.modelRetry?.retries ?? 4, baseSeconds: file.modelRetry?.baseSeconds ?? 1, maxSeconds: file.modelRetry?.maxSeconds ?? 60 },
     budgets: file.budgets && Object.keys(file.budgets).length > 0 ? file.budgets : undefined,
     listen: file.listen,
     allowedOrigins: file.allowedOrigins ?? [],

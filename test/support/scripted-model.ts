@@ -31,6 +31,12 @@ export interface ScriptedReply {
    * a turn that is visibly streaming until the test lets it finish
    */
   holdUntil?: Promise<unknown>;
+  /** send the given chunks, then end the response cleanly with no finish_reason and no [DONE] */
+  cutShort?: boolean;
+  /** answer HTTP 200 with this body instead of a completion (an HTML page from a proxy, say) */
+  body?: { contentType: string; text: string };
+  /** read the request, then send nothing at all (not even headers) until the client goes away */
+  silent?: boolean;
   /** send the given chunks, then destroy the socket: a network failure mid-stream */
   dropConnection?: boolean;
   /** send the given chunks, then an in-stream `data: {"error": ...}` event and end (provider overload) */
@@ -196,6 +202,19 @@ export class ScriptedModel {
       return;
     }
 
+    if (reply.body) {
+      res.writeHead(200, { "content-type": reply.body.contentType, "content-length": Buffer.byteLength(reply.body.text), ...extraHeaders });
+      res.end(reply.body.text);
+      return;
+    }
+    if (reply.silent) {
+      res.on("close", () => {
+        if (!this.closed) this.abortedCount++;
+      });
+      await new Promise<void>((resolve) => res.once("close", () => resolve()));
+      return;
+    }
+
     const id = `chatcmpl-scripted-${++this.idCounter}`;
     const created = Math.floor(Date.now() / 1000);
     const model = typeof body.model === "string" ? body.model : "deepseek-v4-flash";
@@ -308,6 +327,11 @@ export class ScriptedModel {
     if (reply.hang) {
       // Left open on purpose; the "close" handler counts it as aborted when the client gives up.
       await new Promise<void>((resolve) => res.once("close", () => resolve()));
+      return;
+    }
+    if (reply.cutShort) {
+      finished = true;
+      res.end();
       return;
     }
     if (reply.dropConnection) {
