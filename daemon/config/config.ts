@@ -33,7 +33,7 @@ export const ConfigFile = z
     providers: z.array(ProviderConfig).optional(),
     model: z.string().min(1).optional(),
     maxSteps: z.number().int().positive().optional(),
-    permissionTimeoutSeconds: z.number().int().positive().optional(),
+    permissionTimeoutSeconds: z.number().positive().optional(),
     idleShutdownSeconds: z.number().int().nonnegative().optional(),
     sessionUnloadSeconds: z.number().int().nonnegative().optional(),
     windowBacklogBytes: z
@@ -49,6 +49,7 @@ export const ConfigFile = z
     logFiles: z.number().int().min(1).max(100).optional(),
     searchTimeoutSeconds: z.number().int().positive().optional(),
     modelIdleTimeoutSeconds: z.number().positive().optional(),
+    editorTimeoutSeconds: z.number().positive().optional(),
     modelRetry: z
       .object({ retries: z.number().int().min(0).max(20), baseSeconds: z.number().positive(), maxSeconds: z.number().positive() })
       .partial()
@@ -88,6 +89,8 @@ export interface DaemonConfig {
   logFiles: number;
   /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
   searchTimeoutSeconds: number;
+  /** How long an `fs/*` or `terminal/*` request to the editor may go unanswered (not wait_for_exit). */
+  editorTimeoutSeconds: number;
   /** A model stream (or a request waiting for its headers) silent this long is stopped. */
   modelIdleTimeoutSeconds: number;
   /** Tries after the first for a busy (429, 5xx) or unreachable provider, with exponential backoff. */
@@ -153,6 +156,7 @@ export const ENV_OVERRIDES = {
   REASONIX_WINDOW_BACKLOG_BYTES: ["windowBacklogBytes"],
   REASONIX_SEARCH_TIMEOUT_SECONDS: ["searchTimeoutSeconds"],
   REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: ["modelIdleTimeoutSeconds"],
+  REASONIX_EDITOR_TIMEOUT_SECONDS: ["editorTimeoutSeconds"],
   REASONIX_MODEL_RETRIES: ["modelRetry", "retries"],
   REASONIX_MODEL_RETRY_BASE_SECONDS: ["modelRetry", "baseSeconds"],
   REASONIX_MODEL_RETRY_MAX_SECONDS: ["modelRetry", "maxSeconds"],
@@ -213,6 +217,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     logFiles: file.logFiles ?? 5,
     searchTimeoutSeconds: file.searchTimeoutSeconds ?? 10,
     modelIdleTimeoutSeconds: file.modelIdleTimeoutSeconds ?? 120,
+    editorTimeoutSeconds: file.editorTimeoutSeconds ?? 60,
     modelRetry: { retries: file.modelRetry?.retries ?? 4, baseSeconds: file.modelRetry?.baseSeconds ?? 1, maxSeconds: file.modelRetry?.maxSeconds ?? 60 },
     budgets: file.budgets && Object.keys(file.budgets).length > 0 ? file.budgets : undefined,
     listen: file.listen,
