@@ -163,3 +163,16 @@ test("a provider that cannot be reached is tried with backoff, then named as unr
   assert.match(messageText(agent, sessionId), /\[notice\] Could not reach .* Trying again in 10 ms \(try 2 of 2\)/);
   assert.equal(model.requests.length, 0);
 });
+
+test("a cancel during the wait before another try ends the turn at once as cancelled", async (t) => {
+  const { agent, model, workdir } = await world(t, { env: FAST });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  model.enqueue({ status: 503, headers: { "retry-after": "50" } });
+  const turn = agent.prompt(sessionId, "wait for it");
+  await agent.waitForUpdate((u) => u.update?.content?.text?.includes("Trying again in 50 s") ?? false);
+  await agent.cancel(sessionId);
+  assert.equal((await turn).stopReason, "cancelled");
+  assert.equal(model.requests.length, 1, "no second try after the cancel");
+  assert.equal((await agent.prompt(sessionId, "next")).stopReason, "end_turn");
+});
