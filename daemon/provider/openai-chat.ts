@@ -8,7 +8,7 @@ import type { ChatMessage, ChatModel, Delta, RoundRequest, RoundResult, Usage } 
 import type { Endpoint } from "./registry.js";
 import { oneSentence, redact } from "./redact.js";
 import { DEFAULT_RETRY_POLICY, describeFault, type Fault, type RetryPolicy } from "./faults.js";
-import { classify, type Opened, streamRound } from "./round-stream.js";
+import { classify, type Opened, streamRound, watchingFetch } from "./round-stream.js";
 
 let sdk: Promise<typeof import("openai")> | undefined;
 const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
@@ -133,7 +133,14 @@ export class OpenAIChatModel implements ChatModel {
   private async getClient(): Promise<OpenAI> {
     if (!this.client) {
       const { default: OpenAICtor } = await loadSdk();
-      this.client = new OpenAICtor({ baseURL: this.endpoint.baseUrl, apiKey: this.endpoint.apiKey, maxRetries: 0, timeout: 600_000, logLevel: "off" });
+      this.client = new OpenAICtor({
+        baseURL: this.endpoint.baseUrl,
+        apiKey: this.endpoint.apiKey,
+        maxRetries: 0,
+        timeout: 600_000,
+        logLevel: "off",
+        fetch: watchingFetch,
+      });
     }
     return this.client;
   }

@@ -16,7 +16,34 @@ export interface Accumulator {
 
 export interface Opened {
   data: AsyncIterable<unknown>;
-  response: { headers: { get(name: string): string | null }; body: ReadableStream<Uint8Array> | null };
+  response: object & { headers: { get(name: string): string | null }; body: ReadableStream<Uint8Array> | null };
+}
+
+/** Responses whose event stream carried `data: [DONE]`: the stream was finished, not cut. */
+const finished = new WeakSet<object>();
+
+/**
+ * The SDK's fetch, with each event stream watched for its `[DONE]` (the SDK swallows it): a provider
+ * that never sends a finish_reason but does end with `[DONE]` has still finished its answer.
+ */
+export async function watchingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const res = await fetch(input, init);
+  if (!res.body || !/event-stream/i.test(res.headers.get("content-type") ?? "")) return res;
+  let carry = "";
+  const decoder = new TextDecoder();
+  let watched!: Response;
+  const body = res.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const text = carry + decoder.decode(chunk, { stream: true });
+        if (/^data: ?\[DONE\]/m.test(text)) finished.add(watched);
+        carry = text.slice(-16);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  watched = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  return watched;
 }
 
 export interface RoundCall {
@@ -102,7 +129,7 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
     }
     // The SDK ends the iteration quietly when its request is aborted (a cancel, or our timer).
     if (signal.aborted) return acc.result();
-    if (stalled || acc.finishReason === null) throw fail({ kind: "early" });
+    if (stalled || (acc.finishReason === null && !finished.has(response))) throw fail({ kind: "early" });
     return acc.result();
   } catch (err) {
     if (err instanceof TryFailed) throw err;

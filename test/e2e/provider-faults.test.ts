@@ -49,8 +49,10 @@ test("a stream cut before anything was shown is tried again once, with a notice;
   await assert.rejects(agent.prompt(sessionId, "three"), rejectsWith(/closed the stream early/));
   assert.equal(model.requests.length, 4);
 
-  model.enqueue({ content: ["fine"] });
+  // A stream that ends with [DONE] but no finish_reason (some servers send none) was finished, not cut.
+  model.enqueue({ content: ["fine"], omitFinish: true });
   assert.equal((await agent.prompt(sessionId, "four")).stopReason, "end_turn");
+  assert.equal(model.requests.length, 5, "not tried again");
   const sent = model.requests.at(-1)!.body.messages.slice(1) as Array<{ role: string; content: string }>;
   assert.deepEqual(
     sent.map((m) => m.role),

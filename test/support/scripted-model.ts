@@ -31,6 +31,8 @@ export interface ScriptedReply {
    * a turn that is visibly streaming until the test lets it finish
    */
   holdUntil?: Promise<unknown>;
+  /** end with [DONE] but never send a finish_reason (some OpenAI-compatible servers do) */
+  omitFinish?: boolean;
   /** send the given chunks, then end the response cleanly with no finish_reason and no [DONE] */
   cutShort?: boolean;
   /** answer HTTP 200 with this body instead of a completion (an HTML page from a proxy, say) */
@@ -348,7 +350,7 @@ export class ScriptedModel {
       return;
     }
 
-    if (!(await write(JSON.stringify(chunk({}, finishReasonOf(reply, toolCalls.length))), false))) return;
+    if (!reply.omitFinish && !(await write(JSON.stringify(chunk({}, finishReasonOf(reply, toolCalls.length))), false))) return;
     if (meta.includeUsage) {
       if (!(await write(JSON.stringify({ ...base, choices: [], usage: meta.usage }), false))) return;
     }
