@@ -16,20 +16,25 @@ export interface Accumulator {
 
 export interface Opened {
   data: AsyncIterable<unknown>;
-  response: object & { headers: { get(name: string): string | null }; body: ReadableStream<Uint8Array> | null };
+  response: object & { headers: { get(name: string): string | null } };
 }
 
-/** Responses whose event stream carried `data: [DONE]`: the stream was finished, not cut. */
+/** Responses whose body carried `data: [DONE]`: the stream was finished, not cut. */
 const finished = new WeakSet<object>();
+/** The first bytes of each response body, to name what came back when it was no event stream. */
+const heads = new WeakMap<object, string>();
+const HEAD_CHARS = 4096;
 
 /**
- * The SDK's fetch, with each event stream watched for its `[DONE]` (the SDK swallows it): a provider
- * that never sends a finish_reason but does end with `[DONE]` has still finished its answer.
+ * The SDK's fetch, with each body watched as it passes: for its `[DONE]` (which the SDK swallows: a
+ * provider that never sends a finish_reason but ends with `[DONE]` has still finished), and for its
+ * first bytes (an HTML page where events should be is named by its title).
  */
 export async function watchingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const res = await fetch(input, init);
-  if (!res.body || !/event-stream/i.test(res.headers.get("content-type") ?? "")) return res;
+  if (!res.body || !res.ok) return res;
   let carry = "";
+  let head = "";
   const decoder = new TextDecoder();
   let watched!: Response;
   const body = res.body.pipeThrough(
@@ -37,6 +42,7 @@ export async function watchingFetch(input: string | URL | Request, init?: Reques
       transform(chunk, controller) {
         const text = carry + decoder.decode(chunk, { stream: true });
         if (/^data: ?\[DONE\]/m.test(text)) finished.add(watched);
+        if (head.length < HEAD_CHARS) heads.set(watched, (head += text.slice(carry.length)).slice(0, HEAD_CHARS));
         carry = text.slice(-16);
         controller.enqueue(chunk);
       },
@@ -117,11 +123,11 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
     if (signal.aborted) throw signal.reason;
     const { data, response } = await call.open(ctl.signal);
     responded = true;
-    const type = response.headers.get("content-type") ?? "";
-    if (type !== "" && !/event-stream/i.test(type)) throw fail({ kind: "not-sse", what: await whatCameBack(response.body, type) });
     arm();
+    let chunks = 0;
     for await (const chunk of data) {
       arm();
+      chunks++;
       for (const d of acc.add(chunk)) {
         shown = true;
         onDelta(d);
@@ -129,6 +135,11 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
     }
     // The SDK ends the iteration quietly when its request is aborted (a cancel, or our timer).
     if (signal.aborted) return acc.result();
+    // Judged by what came, not by its label: some gateways send a good event stream as text/plain.
+    const type = response.headers.get("content-type") ?? "";
+    if (!stalled && chunks === 0 && !finished.has(response) && !/event-stream/i.test(type)) {
+      throw fail({ kind: "not-sse", what: whatCameBack(heads.get(response) ?? "", type) });
+    }
     if (stalled || (acc.finishReason === null && !finished.has(response))) throw fail({ kind: "early" });
     return acc.result();
   } catch (err) {
@@ -170,43 +181,20 @@ export function classify(err: unknown, responded: boolean): Fault {
 }
 
 /** A short name for a body that is not an event stream: its type, and an HTML page's title or a JSON error. */
-async function whatCameBack(body: ReadableStream<Uint8Array> | null, type: string): Promise<string> {
-  const head = await readHead(body, 4096);
+function whatCameBack(head: string, type: string): string {
   const mime = type.split(";")[0]!.trim();
   if (/html/i.test(mime) || /^\s*<(!doctype|html)/i.test(head)) {
     const title = /<title[^>]*>([^<]{1,120})/i.exec(head)?.[1]?.trim();
     return `an HTML page${title ? ` ("${title}")` : ""}`;
   }
-  if (/json/i.test(mime)) {
-    try {
-      const parsed = JSON.parse(head) as { error?: { message?: unknown } | string };
-      const msg = typeof parsed.error === "string" ? parsed.error : parsed.error?.message;
-      if (typeof msg === "string") return `a JSON error ("${msg.slice(0, 160)}")`;
-    } catch {
-      // cut at the read limit, or not JSON after all: the type says enough
-    }
-  }
-  return `${mime || "an unnamed type"} content`;
-}
-
-async function readHead(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
-  if (!body) return "";
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
   try {
-    while (size < limit) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      size += value.byteLength;
-    }
+    const parsed = JSON.parse(head) as { error?: { message?: unknown } | string };
+    const msg = typeof parsed.error === "string" ? parsed.error : parsed.error?.message;
+    if (typeof msg === "string") return `a JSON error ("${msg.slice(0, 160)}")`;
   } catch {
-    // what arrived is enough to name it
-  } finally {
-    void reader.cancel().catch(() => undefined);
+    // cut at the read limit, or not JSON after all: the type says enough
   }
-  return Buffer.concat(parts).subarray(0, limit).toString("utf8");
+  return head.trim() === "" ? "an empty body" : `${mime || "an unnamed type"} content`;
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

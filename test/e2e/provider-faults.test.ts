@@ -118,6 +118,18 @@ test("an HTTP 200 that is not an event stream is an error naming what came back,
   await assert.rejects(agent.prompt(sessionId, "hi"), rejectsWith(/HTTP 200 with a JSON error \("quota exhausted"\)/));
   model.enqueue({ body: { contentType: "text/plain", text: "upstream connect error" } });
   await assert.rejects(agent.prompt(sessionId, "hi"), rejectsWith(/HTTP 200 with text\/plain content/));
+  // Judged by what came, not by the label: an event stream sent as text/plain is read as one.
+  const chunk = {
+    id: "c",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "m",
+    choices: [{ index: 0, delta: { content: "labelled wrong" }, finish_reason: "stop" }],
+  };
+  model.enqueue({ body: { contentType: "text/plain", text: `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n` } });
+  assert.equal((await agent.prompt(sessionId, "mislabelled")).stopReason, "end_turn");
+  assert.match(messageText(agent, sessionId), /labelled wrong$/);
+
   // An error event inside the stream, after text was shown, is named as such.
   model.enqueue({ content: ["start "], streamError: { message: "Server overloaded", type: "server_error", code: null }, chunkDelayMs: 10 });
   await assert.rejects(agent.prompt(sessionId, "hi"), rejectsWith(/reported an error in the middle of the stream: Server overloaded/));
