@@ -29,6 +29,7 @@ import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
 import { effortParams } from "./provider/effort.js";
 import { setSearchStallBound } from "./tools/builtin/search-thread.js";
+import { setEditorTimeoutBound } from "./tools/editor-request.js";
 import { RpcError } from "../shared/jsonrpc.js";
 import { buildApp } from "./server/app.js";
 import type { DaemonState } from "./server/state.js";
@@ -215,6 +216,7 @@ async function serve(
   }
   // grep and glob read the bound at each search, so a changed config.json applies to the next one.
   setSearchStallBound(() => currentConfig().searchTimeoutSeconds * 1000);
+  setEditorTimeoutBound(() => currentConfig().editorTimeoutSeconds * 1000);
   const sessions = new SessionManager(
     store,
     {
@@ -229,7 +231,9 @@ async function serve(
         const choice = resolveModelRef(currentConfig(), ref);
         if (!choice) throw RpcError.invalidParams(`model: "${ref}" is not a configured model`);
         const extra = effortParams(choice.provider.name, effort);
-        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, paths.credentialsFile, env), () => extra);
+        const { modelRetry: r, modelIdleTimeoutSeconds } = currentConfig();
+        const policy = { retries: r.retries, baseMs: r.baseSeconds * 1000, maxMs: r.maxSeconds * 1000, idleMs: modelIdleTimeoutSeconds * 1000 };
+        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, paths.credentialsFile, env), () => extra, policy);
       },
       listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
     },

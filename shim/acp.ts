@@ -5,11 +5,11 @@
  */
 import type { UnixWebSocket } from "./ws-client.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
-import { ErrorCode, type JsonRpcId } from "../shared/jsonrpc.js";
+import { ErrorCode, ExactId, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
 import { parseFlags, reportUsage, type UsageError } from "../shared/cli.js";
 import { connectOrStart, DaemonUnavailableError, readDaemonInfo } from "./connect.js";
-import { PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
+import { exactId, PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 import { isRunning } from "./daemon-process.js";
 
 interface Source {
@@ -55,8 +55,10 @@ function exit(code: number): never {
   process.exit(code);
 }
 
+/** An answer of the shim's own; an id kept as its JSON text (ExactId) is written back as that text. */
 function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } });
+  const error = JSON.stringify(data === undefined ? { code, message } : { code, message, data });
+  return `{"jsonrpc":"2.0","id":${id instanceof ExactId ? id.text : JSON.stringify(id)},"error":${error}}`;
 }
 
 const RECONNECT_WINDOW_MS = 3000;
@@ -101,7 +103,7 @@ export async function runAcp(args: string[]): Promise<void> {
     }
     // Notifications and the editor's answers are never answered.
     if (msg && typeof msg === "object" && typeof msg.method === "string" && msg.id !== undefined) {
-      writeLine(errorLine(msg.id, ErrorCode.DaemonUnavailable, unavailable!.message, unavailable!.data));
+      writeLine(errorLine(exactId(msg.id, line), ErrorCode.DaemonUnavailable, unavailable!.message, unavailable!.data));
     }
   };
 
@@ -173,7 +175,7 @@ export async function runAcp(args: string[]): Promise<void> {
         if (memory.pending.size > 0) {
           try {
             const msg = JSON.parse(text) as { id?: JsonRpcId; method?: unknown; result?: { sessionId?: unknown }; error?: unknown };
-            if (msg.method === undefined) memory.answer(msg);
+            if (msg.method === undefined) memory.answer(msg, text);
           } catch {
             // the daemon only sends JSON; a broken frame is passed on for the editor to judge
           }

@@ -24,3 +24,17 @@ test("remembers initialize and open sessions, never prompts; answers settle requ
   m.answer({ id: 4, error: { code: -32002 } });
   assert.equal(m.sessions.has("s9"), false, "a failed load opens nothing");
 });
+
+test("ids too large for a JavaScript number are kept as their text: two that round alike stay apart, and the daemon's exact answer settles the right one", () => {
+  const m = new ShimMemory();
+  const a = '{"jsonrpc":"2.0","id":18446744073709551617,"method":"session/list","params":{}}';
+  const b = '{"jsonrpc":"2.0","id":18446744073709551616,"method":"session/list","params":{}}';
+  m.fromEditor(a);
+  m.fromEditor(b);
+  assert.equal(m.pending.size, 2, "both round to 18446744073709552000 as numbers");
+  const answer = '{"jsonrpc":"2.0","id":18446744073709551617,"result":{"sessions":[]}}';
+  m.answer(JSON.parse(answer), answer);
+  const left = m.takePending();
+  assert.equal(left.length, 1);
+  assert.equal((left[0] as { text: string }).text, "18446744073709551616");
+});

@@ -3,7 +3,7 @@
  * back (restarted by systemd, say) the shim can reconnect as the same window: the editor's
  * `initialize`, and the sessions it has open. Prompts are never remembered, never re-sent.
  */
-import type { JsonRpcId } from "../shared/jsonrpc.js";
+import { ExactId, type JsonRpcId, rawTopLevelId } from "../shared/jsonrpc.js";
 
 interface PendingRequest {
   id: JsonRpcId;
@@ -13,7 +13,18 @@ interface PendingRequest {
   mcpServers?: unknown[];
 }
 
-export const keyOf = (id: JsonRpcId): string => JSON.stringify(id);
+export const keyOf = (id: JsonRpcId): string => (id instanceof ExactId ? id.text : JSON.stringify(id));
+
+/**
+ * The message's id as the line wrote it: a number JavaScript would round (18446744073709551617)
+ * becomes its JSON text, so the shim's own answers echo it exactly and answers from the daemon,
+ * which echo it exactly too, settle the same request.
+ */
+export function exactId(id: JsonRpcId, line: string): JsonRpcId {
+  if (typeof id !== "number" || Number.isSafeInteger(id)) return id;
+  const raw = rawTopLevelId(line);
+  return raw !== undefined && String(id) !== raw ? new ExactId(raw) : id;
+}
 
 /** Requests the shim sends on its own carry ids the editor never uses; their answers stay here. */
 export const PRIVATE_ID_PREFIX = "__reasonix_shim_";
@@ -30,8 +41,9 @@ export class ShimMemory {
       const msg = JSON.parse(line) as { id?: JsonRpcId; method?: unknown; params?: { sessionId?: unknown; cwd?: unknown; mcpServers?: unknown } };
       if (!msg || typeof msg !== "object" || typeof msg.method !== "string" || msg.id === undefined) return;
       const p = msg.params ?? {};
-      this.pending.set(keyOf(msg.id), {
-        id: msg.id,
+      const id = exactId(msg.id, line);
+      this.pending.set(keyOf(id), {
+        id,
         method: msg.method,
         ...(typeof p.sessionId === "string" ? { sessionId: p.sessionId } : {}),
         ...(typeof p.cwd === "string" ? { cwd: p.cwd } : {}),
@@ -44,11 +56,12 @@ export class ShimMemory {
   }
 
   /** An answer from the daemon: settles the request and notes sessions opened or closed. */
-  answer(msg: { id?: JsonRpcId; result?: { sessionId?: unknown }; error?: unknown }): void {
+  answer(msg: { id?: JsonRpcId; result?: { sessionId?: unknown }; error?: unknown }, text = ""): void {
     if (msg.id === undefined) return;
-    const req = this.pending.get(keyOf(msg.id));
+    const key = keyOf(exactId(msg.id, text));
+    const req = this.pending.get(key);
     if (!req) return;
-    this.pending.delete(keyOf(msg.id));
+    this.pending.delete(key);
     if (msg.error !== undefined) return;
     if (req.method === "session/new" && typeof msg.result?.sessionId === "string" && req.cwd) {
       this.sessions.set(msg.result.sessionId, { cwd: req.cwd, mcpServers: req.mcpServers ?? [] });

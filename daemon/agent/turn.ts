@@ -6,6 +6,7 @@
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { ChatMessage, ChatModel, RoundResult, ToolSpec, Usage } from "../provider/types.js";
 import type { ToolCallRequest } from "../tools/runner.js";
+import { keepCutShort } from "./cut-short.js";
 
 export type { ToolCallRequest };
 
@@ -51,6 +52,7 @@ export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSig
         );
       } catch (err) {
         if (isAbort(signal)) return "cancelled";
+        keepCutShort(host, err);
         throw err;
       }
       if (isAbort(signal)) return "cancelled";

@@ -74,3 +74,17 @@ test("the subagent's bounds have defaults and take partial overrides; unknown ke
   assert.deepEqual(resolveConfig({ subagent: { seconds: 30 } }, {}).subagent, { maxSteps: 20, maxTokens: 400_000, seconds: 30 });
   assert.equal(ConfigFile.safeParse({ subagent: { steps: 3 } }).success, false);
 });
+
+test("the model's idle watchdog and retries: defaults, file values, environment overrides", () => {
+  const d = resolveConfig({}, {});
+  assert.equal(d.modelIdleTimeoutSeconds, 120);
+  assert.deepEqual(d.modelRetry, { retries: 4, baseSeconds: 1, maxSeconds: 60 });
+  const c = resolveConfig(
+    { modelIdleTimeoutSeconds: 90, modelRetry: { retries: 2 } },
+    { REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: "0.5", REASONIX_MODEL_RETRY_BASE_SECONDS: "0.01" },
+  );
+  assert.equal(c.modelIdleTimeoutSeconds, 0.5);
+  assert.deepEqual(c.modelRetry, { retries: 2, baseSeconds: 0.01, maxSeconds: 60 });
+  assert.throws(() => resolveConfig({}, { REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: "never" }), /REASONIX_MODEL_IDLE_TIMEOUT_SECONDS="never"/);
+  assert.throws(() => parseConfigText('{"modelRetry":{"retries":-1}}', "config.json"), /modelRetry\.retries/);
+});

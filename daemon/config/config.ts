@@ -41,7 +41,7 @@ export const ConfigFile = z
     providers: z.array(ProviderConfig).optional(),
     model: z.string().min(1).optional(),
     maxSteps: z.number().int().positive().optional(),
-    permissionTimeoutSeconds: z.number().int().positive().optional(),
+    permissionTimeoutSeconds: z.number().positive().optional(),
     idleShutdownSeconds: z.number().int().nonnegative().optional(),
     sessionUnloadSeconds: z.number().int().nonnegative().optional(),
     windowBacklogBytes: z
@@ -56,6 +56,13 @@ export const ConfigFile = z
       .optional(),
     logFiles: z.number().int().min(1).max(100).optional(),
     searchTimeoutSeconds: z.number().int().positive().optional(),
+    modelIdleTimeoutSeconds: z.number().positive().optional(),
+    editorTimeoutSeconds: z.number().positive().optional(),
+    modelRetry: z
+      .object({ retries: z.number().int().min(0).max(20), baseSeconds: z.number().positive(), maxSeconds: z.number().positive() })
+      .partial()
+      .strict()
+      .optional(),
     budgets: z.object({ seconds: z.number().positive(), tokens: z.number().int().positive(), cost: z.number().positive() }).partial().strict().optional(),
     listen: z.string().optional(),
     allowedOrigins: z.array(z.string().url()).optional(),
@@ -108,6 +115,12 @@ export interface DaemonConfig {
   logFiles: number;
   /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
   searchTimeoutSeconds: number;
+  /** How long an `fs/*` or `terminal/*` request to the editor may go unanswered (not wait_for_exit). */
+  editorTimeoutSeconds: number;
+  /** A model stream (or a request waiting for its headers) silent this long is stopped. */
+  modelIdleTimeoutSeconds: number;
+  /** Tries after the first for a busy (429, 5xx) or unreachable provider, with exponential backoff. */
+  modelRetry: { retries: number; baseSeconds: number; maxSeconds: number };
   budgets: ConfigFile["budgets"];
   listen: string | undefined;
   allowedOrigins: string[];
@@ -178,6 +191,11 @@ export const ENV_OVERRIDES = {
   REASONIX_SESSION_UNLOAD_SECONDS: ["sessionUnloadSeconds"],
   REASONIX_WINDOW_BACKLOG_BYTES: ["windowBacklogBytes"],
   REASONIX_SEARCH_TIMEOUT_SECONDS: ["searchTimeoutSeconds"],
+  REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: ["modelIdleTimeoutSeconds"],
+  REASONIX_EDITOR_TIMEOUT_SECONDS: ["editorTimeoutSeconds"],
+  REASONIX_MODEL_RETRIES: ["modelRetry", "retries"],
+  REASONIX_MODEL_RETRY_BASE_SECONDS: ["modelRetry", "baseSeconds"],
+  REASONIX_MODEL_RETRY_MAX_SECONDS: ["modelRetry", "maxSeconds"],
   REASONIX_BUDGET_TOKENS: ["budgets", "tokens"],
   REASONIX_BUDGET_SECONDS: ["budgets", "seconds"],
   REASONIX_BUDGET_COST: ["budgets", "cost"],
@@ -234,6 +252,9 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     logMaxBytes: file.logMaxBytes ?? 10 * 1024 * 1024,
     logFiles: file.logFiles ?? 5,
     searchTimeoutSeconds: file.searchTimeoutSeconds ?? 10,
+    modelIdleTimeoutSeconds: file.modelIdleTimeoutSeconds ?? 120,
+    editorTimeoutSeconds: file.editorTimeoutSeconds ?? 60,
+    modelRetry: { retries: file.modelRetry?.retries ?? 4, baseSeconds: file.modelRetry?.baseSeconds ?? 1, maxSeconds: file.modelRetry?.maxSeconds ?? 60 },
     budgets: file.budgets && Object.keys(file.budgets).length > 0 ? file.budgets : undefined,
     listen: file.listen,
     allowedOrigins: file.allowedOrigins ?? [],

@@ -7,6 +7,8 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { ChatMessage, ChatModel, Delta, RoundRequest, RoundResult, Usage } from "./types.js";
 import type { Endpoint } from "./registry.js";
 import { oneSentence, redact } from "./redact.js";
+import { DEFAULT_RETRY_POLICY, describeFault, type Fault, type RetryPolicy } from "./faults.js";
+import { classify, type Opened, streamRound, watchingFetch } from "./round-stream.js";
 
 let sdk: Promise<typeof import("openai")> | undefined;
 const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
@@ -103,24 +105,18 @@ export function normaliseUsage(u: Record<string, unknown>): Usage {
   };
 }
 
-export function describeProviderError(err: unknown, endpoint: Endpoint): RpcError {
-  const e = err as { status?: number; message?: string; name?: string; cause?: { code?: string } };
+export function describeProviderError(err: unknown, endpoint: Endpoint, responded = false): RpcError {
+  return RpcError.internal(sayFault(classify(err, responded), endpoint));
+}
+
+function sayFault(f: Fault, endpoint: Endpoint): string {
   let host = endpoint.baseUrl;
   try {
     host = new URL(endpoint.baseUrl).host;
   } catch {
     // keep the raw value; it is configuration, not a secret
   }
-  let sentence: string;
-  if (typeof e.status === "number") {
-    const hint = e.status === 401 || e.status === 403 ? " (check the API key; `reasonix setup` can store one)" : "";
-    sentence = `The model provider at ${host} answered HTTP ${e.status}${hint}: ${oneSentence(e.message ?? "")}`;
-  } else if (e.name === "APIConnectionError" || e.cause?.code) {
-    sentence = `Could not reach the model provider at ${host}${e.cause?.code ? ` (${e.cause.code})` : ""}.`;
-  } else {
-    sentence = `The model request failed: ${oneSentence(e.message ?? String(err))}`;
-  }
-  return RpcError.internal(oneSentence(redact(sentence, [endpoint.apiKey])));
+  return oneSentence(redact(describeFault(f, host), [endpoint.apiKey]));
 }
 
 export class OpenAIChatModel implements ChatModel {
@@ -131,37 +127,44 @@ export class OpenAIChatModel implements ChatModel {
     readonly model: string,
     private readonly endpoint: Endpoint,
     private readonly extraBody: () => Record<string, unknown> = () => ({}),
+    private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {}
 
   private async getClient(): Promise<OpenAI> {
     if (!this.client) {
       const { default: OpenAICtor } = await loadSdk();
-      this.client = new OpenAICtor({ baseURL: this.endpoint.baseUrl, apiKey: this.endpoint.apiKey, maxRetries: 1, timeout: 600_000 });
+      this.client = new OpenAICtor({
+        baseURL: this.endpoint.baseUrl,
+        apiKey: this.endpoint.apiKey,
+        maxRetries: 0,
+        timeout: 600_000,
+        logLevel: "off",
+        fetch: watchingFetch,
+      });
     }
     return this.client;
   }
 
   async stream(req: RoundRequest, signal: AbortSignal, onDelta: (d: Delta) => void): Promise<RoundResult> {
     const client = await this.getClient();
-    const acc = new RoundAccumulator();
-    try {
-      const body = {
-        model: this.model,
-        messages: wellFormed(req.messages),
-        stream: true as const,
-        stream_options: { include_usage: true },
-        ...(req.tools.length > 0 ? { tools: req.tools } : {}),
-        ...(req.toolChoice && req.tools.length > 0 ? { tool_choice: req.toolChoice } : {}),
-        ...this.extraBody(),
-      };
-      const stream = await client.chat.completions.create(body as never, { signal });
-      for await (const chunk of stream as unknown as AsyncIterable<unknown>) {
-        for (const d of acc.add(chunk)) onDelta(d);
-      }
-    } catch (err) {
-      if (signal.aborted) throw signal.reason ?? err;
-      throw describeProviderError(err, this.endpoint);
-    }
-    return acc.result();
+    const body = {
+      model: this.model,
+      messages: wellFormed(req.messages),
+      stream: true as const,
+      stream_options: { include_usage: true },
+      ...(req.tools.length > 0 ? { tools: req.tools } : {}),
+      ...(req.toolChoice && req.tools.length > 0 ? { tool_choice: req.toolChoice } : {}),
+      ...this.extraBody(),
+    };
+    return streamRound(
+      {
+        open: (s) => client.chat.completions.create(body as never, { signal: s }).withResponse() as unknown as Promise<Opened>,
+        accumulator: () => new RoundAccumulator(),
+        policy: this.policy,
+        say: (f) => sayFault(f, this.endpoint),
+      },
+      signal,
+      onDelta,
+    );
   }
 }

@@ -28,7 +28,8 @@ export interface RoundResult {
   usage: Usage | undefined;
 }
 
-export type Delta = { kind: "thought" | "text"; text: string };
+/** `notice`: the agent's own word to the user mid-round (a retry), shown as message text. */
+export type Delta = { kind: "thought" | "text" | "notice"; text: string };
 
 export interface RoundRequest {
   messages: ChatMessage[];

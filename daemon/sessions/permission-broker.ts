@@ -1,7 +1,9 @@
 /**
  * Asks permission questions and never loses one: if the window asked leaves before answering, the
  * question goes to another attached window, or waits for the next to attach, until a timeout,
- * after which it counts as rejected. Nothing is ever approved without an answer.
+ * after which it counts as rejected; a window that keeps it unanswered that long is held to the same
+ * bound. Answers that are malformed or name an option never offered count as rejected too. Nothing
+ * is ever approved without an answer.
  */
 import type { PermissionOption, RequestPermissionOutcome, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { ConnectionClosedError } from "../../shared/jsonrpc.js";
@@ -40,8 +42,13 @@ export class PermissionBroker {
           continue;
         }
         entry.askedOn = target.connectionId;
+        // An attached window that never answers is held to the same deadline as an empty session:
+        // the question is withdrawn ($/cancel_request) and counts as rejected.
+        const left = deadline - Date.now();
+        if (left <= 0) return { outcome: "cancelled" };
+        const bounded = AbortSignal.any([signal, AbortSignal.timeout(left)]);
         try {
-          const raw = await target.request("session/request_permission", { sessionId: this.sessionId, toolCall, options }, { signal });
+          const raw = await target.request("session/request_permission", { sessionId: this.sessionId, toolCall, options }, { signal: bounded });
           target.lastActive = Date.now();
           const parsed = RequestPermissionResponse.safeParse(raw);
           if (!parsed.success) return { outcome: "cancelled" };
@@ -51,7 +58,7 @@ export class PermissionBroker {
           }
           return outcome.outcome === "selected" ? { outcome: "selected", optionId: outcome.optionId } : { outcome: "cancelled" };
         } catch (err) {
-          if (signal.aborted) return { outcome: "cancelled" };
+          if (bounded.aborted) return { outcome: "cancelled" };
           // The window left before answering: nothing was decided, so ask elsewhere.
           if (err instanceof ConnectionClosedError || target.closed) {
             gone.add(target);

@@ -1,9 +1,11 @@
 import type { ContentBlock } from "../../shared/acp-schemas.js";
+import { clipForModel, MAX_PROMPT_CHARS } from "../tools/clip.js";
 
 /**
  * What the model reads of a prompt: text as typed, embedded text resources with their URI, and
  * links as references. Binary resources, images and audio are not advertised, so they are noted
- * rather than silently dropped.
+ * rather than silently dropped. A prompt over MAX_PROMPT_CHARS (a pasted log of megabytes) keeps
+ * its head and tail with a note: the model reads what fits its context and knows what it missed.
  */
 export function promptToText(blocks: readonly ContentBlock[]): string {
   const parts: string[] = [];
@@ -28,7 +30,12 @@ export function promptToText(blocks: readonly ContentBlock[]): string {
         break;
     }
   }
-  return parts.join("\n\n").trim();
+  return clipForModel(
+    parts.join("\n\n").trim(),
+    MAX_PROMPT_CHARS,
+    "the user's message",
+    "Tell the user it was cut, and ask for the part that matters if it is not shown.",
+  );
 }
 
 export function titleFrom(text: string): string {

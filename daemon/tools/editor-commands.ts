@@ -5,19 +5,19 @@
  * command may, then is withdrawn; kill, output and release run even after a cancel.
  */
 import { CreateTerminalResponse, TerminalOutputResponse, WaitForExitResponse } from "../../shared/acp-schemas.js";
-import { askEditor } from "./editor-request.js";
+import { askEditor, editorAnswer, editorTimeoutMs } from "./editor-request.js";
 import type { CommandResult, CommandRunner, EditorPicker } from "./types.js";
 
 const OUTPUT_LIMIT = 64 * 1024;
-/** For the requests an editor answers at once (all but wait_for_exit). */
-export const EDITOR_TERMINAL_TIMEOUT_MS = 30_000;
-
-export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner, timeoutMs = EDITOR_TERMINAL_TIMEOUT_MS): CommandRunner {
+/** `timeoutMs` bounds the requests an editor answers at once (all but wait_for_exit). */
+export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner, timeoutMs = editorTimeoutMs()): CommandRunner {
   return {
     async run(command, opts) {
       const editor = pick("terminal");
       if (!editor) return local.run(command, opts);
-      const created = CreateTerminalResponse.parse(
+      const created = editorAnswer(
+        CreateTerminalResponse,
+        "terminal/create",
         await askEditor(
           editor,
           "terminal/create",
@@ -54,7 +54,11 @@ export function routedCommands(sessionId: string, pick: EditorPicker, local: Com
           editor.request("terminal/wait_for_exit", { sessionId, terminalId }, { signal: waiting.signal }).then(
             (r) => {
               stop();
-              resolve(WaitForExitResponse.parse(r));
+              try {
+                resolve(editorAnswer(WaitForExitResponse, "terminal/wait_for_exit", r));
+              } catch (err) {
+                reject(err);
+              }
             },
             (err: unknown) => {
               stop();
@@ -63,7 +67,7 @@ export function routedCommands(sessionId: string, pick: EditorPicker, local: Com
           );
         });
         if (!exit) await call("terminal/kill").catch(() => undefined);
-        const out = TerminalOutputResponse.parse(await call("terminal/output"));
+        const out = editorAnswer(TerminalOutputResponse, "terminal/output", await call("terminal/output"));
         const result: CommandResult = {
           exitCode: exit?.exitCode ?? out.exitStatus?.exitCode ?? null,
           signal: exit?.signal ?? out.exitStatus?.signal ?? null,

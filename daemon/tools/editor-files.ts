@@ -4,13 +4,11 @@
  * methods are text-only) and keeps its bytes and encoding on disk.
  */
 import { ReadTextFileResponse } from "../../shared/acp-schemas.js";
-import { askEditor } from "./editor-request.js";
+import { askEditor, editorTimeoutMs } from "./editor-request.js";
 import type { EditorPicker, FileAccess, TextEncodingName } from "./types.js";
 
-/** Generous: an editor answers from its buffers at once; a minute means it is stuck. */
-export const EDITOR_FS_TIMEOUT_MS = 60_000;
-
-export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAccess, signal: AbortSignal, timeoutMs = EDITOR_FS_TIMEOUT_MS): FileAccess {
+/** The bound is generous (editorTimeoutSeconds, 60 s): an editor answers from its buffers at once. */
+export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAccess, signal: AbortSignal, timeoutMs = editorTimeoutMs()): FileAccess {
   return {
     async read(path) {
       let disk: { text: string; encoding: TextEncodingName } | undefined;

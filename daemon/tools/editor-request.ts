@@ -4,7 +4,28 @@
  * request is withdrawn (the peer sends `$/cancel_request` and forgets it) and the call goes on with
  * an error that names the method.
  */
+import type { z } from "zod";
 import type { EditorPort } from "./types.js";
+
+let bound = (): number => 60_000;
+
+/** The daemon's configured bound (editorTimeoutSeconds), read at each tool call. */
+export function setEditorTimeoutBound(get: () => number): void {
+  bound = get;
+}
+
+export function editorTimeoutMs(): number {
+  return bound();
+}
+
+/** An editor's answer that is not what its method returns: named, instead of a dump of schema issues. */
+export function editorAnswer<T>(schema: z.ZodType<T>, method: string, raw: unknown): T {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? ` (${issue.path.join(".")}: ${issue.message})` : issue ? ` (${issue.message})` : "";
+  throw new Error(`the editor's answer to ${method} is not a valid ${method} result${where}`);
+}
 
 export class EditorTimeoutError extends Error {
   constructor(

@@ -3,9 +3,10 @@
  * tool_call (pending) -> [permission] -> tool_call_update in_progress -> completed | failed.
  * Every outcome, refusals included, becomes text the model reads; the turn goes on.
  */
+import { clipForModel, MAX_TOOL_RESULT_CHARS } from "./clip.js";
 import { errorText } from "./error-text.js";
 import { randomUUID } from "node:crypto";
-import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { Access, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
 import { needsApproval, permissionOptions, type ApprovalMemory, type Preset } from "./permissions.js";
 
@@ -141,14 +142,28 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
   } catch (err) {
     result = { output: `Tool error: ${errorText(err)}`, failed: true };
   }
+  // Any tool, an MCP server's included, may answer megabytes: neither the model nor the ledger takes
+  // them whole.
+  const output = clipForModel(
+    result.output,
+    MAX_TOOL_RESULT_CHARS,
+    "the tool's result",
+    "Ask for less (a line range, a narrower pattern, a filter) to see the rest.",
+  );
   host.emit({
     sessionUpdate: "tool_call_update",
     toolCallId,
     status: result.failed ? "failed" : "completed",
-    content: result.content ?? [text(result.output)],
+    content: (result.content ?? [text(result.output)]).map((c) => clipContent(c)),
     ...(result.rawOutput ? { rawOutput: result.rawOutput } : {}),
   });
-  return result.output;
+  return output;
+}
+
+function clipContent<C extends ToolCallContent>(c: C): C {
+  const inner = (c as { content?: { type?: string; text?: unknown } }).content;
+  if (c.type !== "content" || inner?.type !== "text" || typeof inner.text !== "string" || inner.text.length <= MAX_TOOL_RESULT_CHARS) return c;
+  return { ...c, content: { ...inner, text: clipForModel(inner.text, MAX_TOOL_RESULT_CHARS, "this output") } };
 }
 
 function text(t: string): { type: "content"; content: { type: "text"; text: string } } {

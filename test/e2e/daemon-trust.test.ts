@@ -258,6 +258,18 @@ test("config.json with an unknown key: initialize is answered with the key and t
   assert.equal(existsSync(join(home.dir, "logs", "last-start-error")), false, "a good start clears the recorded failure");
 });
 
+test("a daemon that cannot start: the shim's own -32001 answers echo a request id too large for a JavaScript number exactly", async (t) => {
+  const { agent } = await world(t, { connector: "process", raw: true, prepare: (dir) => writeFileSync(join(dir, "config.json"), '{"modle":"x"}') });
+  const from = agent.stdoutLines.length;
+  agent.writeRaw('{"jsonrpc":"2.0","id":18446744073709551617,"method":"initialize","params":{"protocolVersion":1}}\n');
+  agent.writeRaw('{"jsonrpc":"2.0","id":-9007199254740993,"method":"session/list","params":{}}\n');
+  await agent.waitForLine((m) => m.error?.code === -32001 && agent.stdoutLines.slice(from).length >= 2, 10_000);
+  const lines = agent.stdoutLines.slice(from);
+  assert.ok(lines[0]!.startsWith('{"jsonrpc":"2.0","id":18446744073709551617,"error":{"code":-32001,'), lines[0]);
+  assert.ok(lines[1]!.startsWith('{"jsonrpc":"2.0","id":-9007199254740993,"error":{"code":-32001,'), lines[1]);
+  assert.match(lines[0]!, /unknown key \\"modle\\"/);
+});
+
 test("a REASONIX_HOME that is a regular file: initialize is answered with its path; status says the same", async (t) => {
   const outside = mkdtempSync("/tmp/rx-file-");
   t.after(() => rmSync(outside, { recursive: true, force: true }));

@@ -102,7 +102,7 @@ test("no API key: the prompt fails with -32000 pointing to reasonix setup; the s
 });
 
 test("a provider error is -32603 with one sentence that never contains the key", async (t) => {
-  const { agent, model, workdir, home } = await world(t);
+  const { agent, model, workdir, home } = await world(t, { env: { REASONIX_MODEL_RETRIES: "1", REASONIX_MODEL_RETRY_BASE_SECONDS: "0.01" } });
   model.enqueue({ status: 401, errorBody: { error: { message: `Incorrect API key provided: ${TEST_API_KEY}`, type: "authentication_error" } } });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -113,8 +113,8 @@ test("a provider error is -32603 with one sentence that never contains the key",
     assert.ok(!e.message.includes("\n"));
     return true;
   });
-  // A server error is retried once by the SDK, then reported the same way.
-  model.enqueue({ status: 500, headers: { "retry-after-ms": "0" } }, { status: 500, headers: { "retry-after-ms": "0" } });
+  // A server error is retried (here once), then reported the same way.
+  model.enqueue({ status: 500 }, { status: 500 });
   await assert.rejects(agent.prompt(sessionId, "again"), (e: { code: number }) => e.code === -32603);
   model.enqueue({ content: ["recovered"] });
   assert.equal((await agent.prompt(sessionId, "third")).stopReason, "end_turn");

@@ -19,6 +19,11 @@ export class FakeEditor {
   /** Unsaved buffers by absolute path; reads fall back to disk like an editor opening the file. */
   readonly buffers = new Map<string, string>();
   readonly calls: Array<{ method: string; params: any }> = [];
+  /**
+   * Methods that misbehave: `fail` answers a JSON-RPC error (the cause in `data`),
+   * `hang` never answers, `garbage` answers a result of the wrong shape.
+   */
+  readonly faults = new Map<string, "fail" | "hang" | "garbage">();
   private readonly terminals = new Map<string, Terminal>();
   private next = 0;
 
@@ -36,6 +41,11 @@ export class FakeEditor {
 
   async handle(method: string, params: any): Promise<unknown> {
     this.calls.push({ method, params });
+    const fault = this.faults.get(method);
+    // The SDK answers a thrown error as "Internal error" with the message in data.details, as editors do.
+    if (fault === "fail") throw new Error(`the editor could not do ${method}`);
+    if (fault === "hang") return new Promise(() => undefined);
+    if (fault === "garbage") return { content: 42, terminalId: ["no"], output: null, exitCode: "zero", truncated: "maybe" };
     switch (method) {
       case "fs/read_text_file": {
         const text = this.buffers.get(params.path) ?? readFileSync(params.path, "utf8");

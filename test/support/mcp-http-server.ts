@@ -19,6 +19,11 @@ function build(): McpServer {
   server.registerTool("peek", { description: "Shows the calculator's display.", inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
     content: [{ type: "text", text: "display: 42" }],
   }));
+  server.registerTool(
+    "dump",
+    { description: "Prints the display's memory: that many bytes.", inputSchema: { bytes: z.number().int().min(0) }, annotations: { readOnlyHint: true } },
+    async ({ bytes }) => ({ content: [{ type: "text", text: `${"m".repeat(Math.max(0, bytes - 3))}END` }] }),
+  );
   server.registerPrompt("review", { description: "Review a file", argsSchema: { file: z.string(), focus: z.string().optional() } }, ({ file, focus }) => ({
     messages: [{ role: "user", content: { type: "text", text: `Review ${file} carefully${focus ? `, focusing on ${focus}` : ""}.` } }],
   }));

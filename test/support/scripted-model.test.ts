@@ -284,3 +284,24 @@ async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+test("cutShort ends the stream cleanly with no finish_reason and no [DONE]; body answers 200 with anything; silent sends no headers", async () => {
+  model.enqueue({ content: ["half"], cutShort: true });
+  const got = await collect(await streamRequest("x"));
+  assert.equal(got.content, "half");
+  assert.equal(got.finishReason, null, "the SDK sees the stream simply end");
+
+  model.enqueue({ body: { contentType: "text/html", text: "<html><title>Login</title></html>" } });
+  const res = await fetch(`${model.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", messages: [], stream: true }) });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "text/html");
+  assert.match(await res.text(), /<title>Login<\/title>/);
+
+  model.enqueue({ silent: true });
+  const controller = new AbortController();
+  const n = model.requests.length;
+  const waiting = fetch(`${model.url}/v1/chat/completions`, { method: "POST", body: "{}", signal: controller.signal });
+  await model.waitForRequests(n + 1);
+  controller.abort();
+  await assert.rejects(waiting, /abort/i);
+});

@@ -31,6 +31,14 @@ export interface ScriptedReply {
    * a turn that is visibly streaming until the test lets it finish
    */
   holdUntil?: Promise<unknown>;
+  /** end with [DONE] but never send a finish_reason (some OpenAI-compatible servers do) */
+  omitFinish?: boolean;
+  /** send the given chunks, then end the response cleanly with no finish_reason and no [DONE] */
+  cutShort?: boolean;
+  /** answer HTTP 200 with this body instead of a completion (an HTML page from a proxy, say) */
+  body?: { contentType: string; text: string };
+  /** read the request, then send nothing at all (not even headers) until the client goes away */
+  silent?: boolean;
   /** send the given chunks, then destroy the socket: a network failure mid-stream */
   dropConnection?: boolean;
   /** send the given chunks, then an in-stream `data: {"error": ...}` event and end (provider overload) */
@@ -206,6 +214,19 @@ export class ScriptedModel {
       return;
     }
 
+    if (reply.body) {
+      res.writeHead(200, { "content-type": reply.body.contentType, "content-length": Buffer.byteLength(reply.body.text), ...extraHeaders });
+      res.end(reply.body.text);
+      return;
+    }
+    if (reply.silent) {
+      res.on("close", () => {
+        if (!this.closed) this.abortedCount++;
+      });
+      await new Promise<void>((resolve) => res.once("close", () => resolve()));
+      return;
+    }
+
     const id = `chatcmpl-scripted-${++this.idCounter}`;
     const created = Math.floor(Date.now() / 1000);
     const model = typeof body.model === "string" ? body.model : "deepseek-v4-flash";
@@ -320,6 +341,11 @@ export class ScriptedModel {
       await new Promise<void>((resolve) => res.once("close", () => resolve()));
       return;
     }
+    if (reply.cutShort) {
+      finished = true;
+      res.end();
+      return;
+    }
     if (reply.dropConnection) {
       if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
       finished = true;
@@ -334,7 +360,7 @@ export class ScriptedModel {
       return;
     }
 
-    if (!(await write(JSON.stringify(chunk({}, finishReasonOf(reply, toolCalls.length))), false))) return;
+    if (!reply.omitFinish && !(await write(JSON.stringify(chunk({}, finishReasonOf(reply, toolCalls.length))), false))) return;
     if (meta.includeUsage) {
       if (!(await write(JSON.stringify({ ...base, choices: [], usage: meta.usage }), false))) return;
     }

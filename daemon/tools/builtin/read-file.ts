@@ -5,6 +5,8 @@ import { absPath, failure, fsErrorMessage, plural, shownPath, textContent } from
 const DEFAULT_LIMIT = 2000;
 /** Minified files have lines of megabytes; one of them must not flood the context. */
 const MAX_LINE_CHARS = 2000;
+/** Lines stop here even before the line limit, so the tool's result stays whole (MAX_TOOL_RESULT_CHARS). */
+const MAX_OUTPUT_CHARS = 96 * 1024;
 
 const args = z.object({
   path: z.string().min(1).describe("File to read, relative to the working directory or absolute."),
@@ -47,22 +49,32 @@ export const readFileTool = defineTool({
     if (start >= lines.length) {
       return failure(`${shown} has ${plural(lines.length, "line")}; offset ${start + 1} is past the end.`);
     }
-    const end = Math.min(lines.length, start + (a.limit ?? DEFAULT_LIMIT));
-    const picked = lines.slice(start, end);
-
+    const last = Math.min(lines.length, start + (a.limit ?? DEFAULT_LIMIT));
     let clipped = 0;
-    const numbered = picked.map((line, i) => {
+    let size = 0;
+    let full = false;
+    const numbered: string[] = [];
+    for (let i = start; i < last; i++) {
+      const line = lines[i]!;
       let shownLine = line.endsWith("\r") ? line.slice(0, -1) : line;
       if (shownLine.length > MAX_LINE_CHARS) {
         clipped++;
         shownLine = `${shownLine.slice(0, MAX_LINE_CHARS)}… [line clipped at ${MAX_LINE_CHARS} chars]`;
       }
-      return `${String(start + i + 1).padStart(5)}\t${shownLine}`;
-    });
+      const entry = `${String(i + 1).padStart(5)}\t${shownLine}`;
+      if (numbered.length > 0 && size + entry.length > MAX_OUTPUT_CHARS) {
+        full = true;
+        break;
+      }
+      size += entry.length + 1;
+      numbered.push(entry);
+    }
+    const end = start + numbered.length;
+    const picked = lines.slice(start, end);
 
     const notes: string[] = [];
     if (start > 0 || end < lines.length) {
-      notes.push(`Showing lines ${start + 1}–${end} of ${lines.length}.`);
+      notes.push(`Showing lines ${start + 1}–${end} of ${lines.length}${full ? ` (the output limit of ${MAX_OUTPUT_CHARS} characters)` : ""}.`);
       if (end < lines.length) notes.push(`Use offset=${end + 1} to read more.`);
     }
     if (clipped) notes.push(`${plural(clipped, "long line")} clipped.`);
