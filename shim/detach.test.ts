@@ -21,6 +21,19 @@ function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   });
 }
 
+/**
+ * The launcher unrefs the detached child (a shim must be free to exit), so while a test waits for
+ * the intermediate's exit or fd 3's EOF nothing else may hold the event loop: a ref'd timer does.
+ */
+async function held<T>(p: Promise<T>): Promise<T> {
+  const keep = setInterval(() => {}, 1000);
+  try {
+    return await p;
+  } finally {
+    clearInterval(keep);
+  }
+}
+
 // The target says its pid on fd 3, closes it, and stays until killed.
 const TARGET = 'const fs=require("fs");fs.writeSync(3,process.pid+"\\n");fs.closeSync(3);setInterval(()=>{},1e6)';
 
@@ -30,11 +43,11 @@ for (const strategy of strategies) {
   test(`${strategy}: the target leads its own session and group, is not our child, and still gets fd 3`, async (t) => {
     const child = await spawnDetached([process.execPath, "-e", TARGET], { stdio: ["ignore", "ignore", "ignore", "pipe"], env: process.env, strategy });
     const intermediateExit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const said = await readAll(child.stdio[3] as NodeJS.ReadableStream);
+    const said = await held(readAll(child.stdio[3] as NodeJS.ReadableStream));
     const pid = Number(said.trim());
     assert.ok(Number.isInteger(pid) && pid > 0, `target said ${JSON.stringify(said)}`);
     t.after(() => process.kill(pid, "SIGKILL"));
-    assert.equal(await intermediateExit, 0, "the intermediate exits at once, successfully");
+    assert.equal(await held(intermediateExit), 0, "the intermediate exits at once, successfully");
     const st = procStat(pid);
     assert.notEqual(st.ppid, process.pid, "re-parented away from the launcher");
     assert.notEqual(st.ppid, child.pid, "not the intermediate's child either");
@@ -48,6 +61,6 @@ for (const strategy of strategies) {
       env: process.env,
       strategy,
     });
-    assert.equal(await readAll(child.stdio[3] as NodeJS.ReadableStream), "");
+    assert.equal(await held(readAll(child.stdio[3] as NodeJS.ReadableStream)), "");
   });
 }
