@@ -17,9 +17,9 @@ import { z } from "zod";
 import { notificationMethods, requestMethods } from "../../daemon/acp/methods.js";
 import { rawTopLevelId } from "../../shared/exact-id.js";
 import { waitForDaemonPid, isAlive, type Agent } from "../support/harness.js";
-import { acpMethods, inputArbitrary, type FuzzInput, type FuzzPool, type JsonSchema, type MethodSpec } from "../support/fuzz-messages.js";
+import { acpMethods, everyFieldWrong, inputArbitrary, type FuzzInput, type FuzzPool, type JsonSchema, type MethodSpec } from "../support/fuzz-messages.js";
 import type { ScriptedReply } from "../support/scripted-model.js";
-import { world, within } from "./fixture.js";
+import { daemonStatus, world, within } from "./fixture.js";
 
 const SEED = Number(process.env.REASONIX_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.REASONIX_FUZZ_RUNS ?? 400);
@@ -76,6 +76,10 @@ function responsesSince(agent: Agent, from: number): Seen {
 }
 
 let sentinel = 0;
+
+function rssKbOf(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
+}
 
 /** Writes one input and checks what came back against what it expects. */
 async function exercise(agent: Agent, input: FuzzInput): Promise<void> {
@@ -183,8 +187,16 @@ test(`generated and mutated protocol input: every request answered with its id a
 
   const methods = [...acpMethods(), ...vendorMethods()];
   let inputs = 0;
+  const rssTrend: number[] = [];
   const byKind = new Map<string, number>();
   try {
+    // First the systematic pass: every member of a sample of every method's params, of a wrong type.
+    for (const input of everyFieldWrong(methods, pool, SEED)) {
+      inputs++;
+      byKind.set("every-field", (byKind.get("every-field") ?? 0) + 1);
+      await exercise(fuzzer, input);
+    }
+    assert.ok(isAlive(daemon), "the daemon lived through the systematic pass");
     await fc.assert(
       fc.asyncProperty(inputArbitrary(methods, pool, { hugeBytes: HUGE_BYTES, maxDepth: MAX_DEPTH }), async (input) => {
         inputs++;
@@ -192,6 +204,7 @@ test(`generated and mutated protocol input: every request answered with its id a
         byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
         await exercise(fuzzer, input);
         assert.ok(isAlive(daemon), `${input.label}: the daemon died`);
+        if (inputs % Math.max(1, Math.floor(RUNS / 5)) === 0) rssTrend.push(Math.round(rssKbOf(daemon) / 1024));
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
@@ -201,7 +214,7 @@ test(`generated and mutated protocol input: every request answered with its id a
   const turns = await streamed;
   assert.ok(turns >= 1, "the other window streamed while the fuzzer ran");
   assert.ok(isAlive(daemon) && (await waitForDaemonPid(home.dir)) === daemon, "the same daemon process throughout");
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${daemon}/status`, "utf8"))![1]);
+  const rssKb = rssKbOf(daemon);
   assert.ok(rssKb < RSS_LIMIT_KB, `daemon RSS ${rssKb} kB after the run`);
   // The connection still works as it did before the first input.
   const list = await fuzzer.rawRequest({ id: "after-fuzz", method: "session/list", params: {} });
@@ -211,7 +224,7 @@ test(`generated and mutated protocol input: every request answered with its id a
   const problems = fuzzer.checker.problems;
   const kept = problems.filter((p) => !/^agent response has id null/.test(p));
   problems.splice(0, problems.length, ...kept);
-  const summary = `fuzz: ${inputs} inputs (seed ${SEED}) over ${methods.length} methods; ${turns} streamed turns meanwhile; daemon RSS ${Math.round(rssKb / 1024)} MiB; by mutation ${JSON.stringify(Object.fromEntries(byKind))}`;
+  const summary = `fuzz: ${inputs} inputs (seed ${SEED}) over ${methods.length} methods; ${turns} streamed turns meanwhile; daemon RSS ${Math.round(rssKb / 1024)} MiB (MiB along the run: ${rssTrend.join(", ")}), ${(await daemonStatus(home.dir)).sessions.live} live sessions; by mutation ${JSON.stringify(Object.fromEntries(byKind))}`;
   t.diagnostic(summary);
   process.stdout.write(`# ${summary}\n`);
 });

@@ -202,7 +202,7 @@ export const idArbitrary: fc.Arbitrary<IdChoice> = fc.oneof(
 
 type Mutation =
   | { kind: "none" }
-  | { kind: "wrong-type"; at: number; to: string }
+  | { kind: "wrong-type"; at: number; to: string; path?: (string | number)[] }
   | { kind: "drop-required"; at: number }
   | { kind: "extra-member"; name: string; value: unknown }
   | { kind: "huge-string"; at: number; bytes: number }
@@ -318,8 +318,8 @@ export function buildInput(c: GeneratedCase): FuzzInput {
   switch (m.kind) {
     case "wrong-type": {
       // At the root's required members the type is the schema's own, so -32602 is the only right answer.
-      const topLevel = required.length > 0 && m.at % 2 === 0;
-      const path = topLevel ? [required[m.at % required.length]!] : all[m.at % Math.max(1, all.length)];
+      const topLevel = m.path ? m.path.length === 1 && required.includes(m.path[0] as string) : required.length > 0 && m.at % 2 === 0;
+      const path = m.path ?? (topLevel ? [required[m.at % required.length]!] : all[m.at % Math.max(1, all.length)]);
       if (!path) break;
       const sub = topLevel ? ((schema.properties ?? {}) as Record<string, JsonSchema>)[path[0] as string] : undefined;
       const allowed = sub ? allowedTypes(sub, defs) : undefined;
@@ -449,6 +449,32 @@ export function strayResponseInput(id: IdChoice, payload: unknown, asError: bool
     // A response whose id is no id at all is no Response object: -32600 with id null.
     expect: id.valid ? { kind: "silent" } : { kind: "null-error", codes: [-32600] },
   };
+}
+
+/**
+ * Every member of one sample of each method's params (the params themselves included), each given
+ * a value of another JSON type in turn: wrong types in every field of every method, systematically.
+ */
+export function everyFieldWrong(methods: MethodSpec[], pool: FuzzPool, seed: number, perMethod = 60): FuzzInput[] {
+  const defs = schemaDefs();
+  const types = Object.keys(SAMPLES);
+  const out: FuzzInput[] = [];
+  let n = 0;
+  for (const method of methods) {
+    const arb = arbitraryFor(method.schema, { ...defs, ...((method.schema.$defs ?? {}) as Record<string, JsonSchema>) }, pool);
+    const [params] = fc.sample(arb, { seed, numRuns: 1 });
+    const targets = paths(params).slice(0, perMethod);
+    for (const path of targets) {
+      const id = { text: JSON.stringify(`field-${n++}`), valid: true };
+      const to = types[n % types.length]!;
+      out.push(buildInput({ method, params, id, asNotification: false, mutation: { kind: "wrong-type", at: 0, to, path }, framing: { kind: "line" } }));
+    }
+    const id = { text: JSON.stringify(`field-${n++}`), valid: true };
+    out.push(
+      buildInput({ method, params, id, asNotification: false, mutation: { kind: "params-not-structured", value: "not an object" }, framing: { kind: "line" } }),
+    );
+  }
+  return out;
 }
 
 /** Every generated input, drawn over the given methods. */
