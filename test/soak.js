@@ -13,6 +13,8 @@ const defaults = {
   REASONIX_FUZZ_RUNS: "10000",
   REASONIX_CRASH_ROUNDS: "3",
   REASONIX_LOAD_SECONDS: "60",
+  // The heap settles near 300-360 MiB over thousands of multi-megabyte lines; the run checks it stops climbing.
+  REASONIX_FUZZ_RSS_LIMIT_MIB: "512",
   REASONIX_TEST_TIMEOUT_MS: "3600000",
 };
 const env = { ...process.env };
