@@ -24,6 +24,7 @@ import {
   type Run,
   type SessionRef,
 } from "../support/crash-matrix.js";
+import { waitForDaemonPid } from "../support/harness.js";
 import { world } from "./fixture.js";
 
 const SEED = Number(process.env.REASONIX_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -50,6 +51,15 @@ async function enqueue(run: Run, s: SessionRef): Promise<void> {
   s.inbox!.push({ id: r.itemId, text });
   s.sent.add(text);
 }
+
+let inFlight: { session: SessionRef; text: string } | undefined;
+
+/** Bytes a process has read so far, from /proc (sockets included). */
+function bytesRead(pid: number): number {
+  return Number(/^rchar:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))![1]);
+}
+/** How the in-flight enqueues came out: written whole before the kill, or not at all. */
+const flights = { landed: 0, lost: 0 };
 
 const flood = (k: number) => Array.from({ length: 2000 }, (_, i) => `f${k}.${i}|`);
 
@@ -110,6 +120,42 @@ const points: CrashPoint[] = [
     arm: async (run) => enqueue(run, await inboxSession(run)),
   },
   {
+    // The one point whose outcome is open: the kill comes once the daemon has read the request off
+    // its socket (its read byte count says so), before or while it writes the item; either the item
+    // is there whole, with its text, or not at all.
+    name: "inbox enqueue in flight",
+    arm: async (run) => {
+      const s = await inboxSession(run);
+      const text = `in flight ${run.kills} ${"y".repeat(1024 * 1024)}`;
+      s.sent.add(text);
+      const daemon = await waitForDaemonPid(run.home);
+      const before = bytesRead(daemon);
+      run.window.writeRaw(
+        `${JSON.stringify({ jsonrpc: "2.0", id: `flight-${run.kills}`, method: "_reasonix.io/session/inbox/enqueue", params: { sessionId: s.id, text } })}\n`,
+      );
+      inFlight = { session: s, text };
+      const deadline = Date.now() + 15_000;
+      while (bytesRead(daemon) - before < text.length) {
+        assert.ok(Date.now() < deadline, "the daemon read the request");
+        await new Promise((r) => setImmediate(r));
+      }
+      // A seeded pause of 0-150 ms moves the kill across the parse, the checks and the write (40-80 ms
+      // from the read to the answer here), so runs see both outcomes; it waits for nothing, and either
+      // outcome passes.
+      await new Promise((r) => setTimeout(r, Math.floor(run.rand() * 150)));
+    },
+    verify: async (_run, next) => {
+      const { session: s, text } = inFlight!;
+      inFlight = undefined;
+      const list = await next.rawRequest({ id: `flight-list-${s.id}`, method: "_reasonix.io/session/inbox/list", params: { sessionId: s.id } }, 15_000);
+      const known = new Set(s.inbox!.map((i) => i.id));
+      const extra = (list.result.items as Array<{ itemId: string }>).filter((i) => !known.has(i.itemId));
+      assert.ok(extra.length <= 1, "at most the one item in flight is new");
+      if (extra[0]) s.inbox!.push({ id: extra[0].itemId, text });
+      flights[extra[0] ? "landed" : "lost"]++;
+    },
+  },
+  {
     name: "inbox steer",
     arm: async (run) => {
       const s = await inboxSession(run);
@@ -143,12 +189,11 @@ const points: CrashPoint[] = [
     arm: async (run) => {
       const s = await inboxSession(run);
       const list = await inboxCall(run, "list", { sessionId: s.id });
-      const pending = list.items.filter((i: { state: string }) => ["queued", "blocked", "uncertain"].includes(i.state));
-      if (pending.length === 0) await enqueue(run, s);
-      const again = (await inboxCall(run, "list", { sessionId: s.id })).items.filter((i: { state: string }) =>
-        ["queued", "blocked", "uncertain"].includes(i.state),
-      );
-      const victim = again[Math.floor(run.rand() * again.length)].itemId as string;
+      // Queued items only: an uncertain one is what the retry point needs.
+      const queued = (items: Array<{ itemId: string; state: string }>) => items.filter((i) => i.state === "queued");
+      if (queued(list.items).length === 0) await enqueue(run, s);
+      const again = queued((await inboxCall(run, "list", { sessionId: s.id })).items);
+      const victim = again[Math.floor(run.rand() * again.length)]!.itemId;
       await inboxCall(run, "delete", { sessionId: s.id, itemId: victim });
       s.inbox = s.inbox!.filter((i) => i.id !== victim);
     },
@@ -275,7 +320,7 @@ test(`crash matrix: kill -9 of the daemon at each named point; after every resta
       });
     }
   }
-  const summary = `crash matrix: ${run.kills} kills (seed ${SEED}) over ${byPoint.size} points, ${run.sessions.length} sessions, ${run.checks} checks passed`;
+  const summary = `crash matrix: ${run.kills} kills (seed ${SEED}) over ${byPoint.size} points, ${run.sessions.length} sessions, ${run.checks} checks passed; in-flight enqueues written whole ${flights.landed}, not written ${flights.lost}`;
   t.diagnostic(summary);
   process.stdout.write(`# ${summary}\n`);
 });
