@@ -184,12 +184,16 @@ export async function checkSessions(run: Run, next: Agent, requestsBefore: numbe
     assert.equal(new Set(users).size, users.length, `${s.id}: no user message twice`);
     const calls = updates.filter((u) => u.sessionUpdate === "tool_call").map((u) => u.toolCallId as string);
     assert.equal(new Set(calls).size, calls.length, `${s.id}: no tool call reported twice`);
+    const ends = updates
+      .filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed"))
+      .map((u) => u.toolCallId as string);
+    assert.equal(new Set(ends).size, ends.length, `${s.id}: no tool call ends twice`);
     const text = updates
       .filter((u) => u.sessionUpdate === "agent_message_chunk")
       .map((u) => u.content.text as string)
       .join("");
     assert.equal(text.split("[interrupted]").length - 1, s.interrupted, `${s.id}: one [interrupted] note per cut turn`);
-    run.checks += 5;
+    run.checks += 6;
     if (s.inbox) {
       const list = await next.rawRequest({ id: `list-${s.id}-${run.kills}`, method: `${INBOX}/list`, params: { sessionId: s.id } }, 15_000);
       const items = list.result.items as Array<{ itemId: string; state: string }>;
