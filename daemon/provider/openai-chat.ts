@@ -7,6 +7,7 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { ChatMessage, ChatModel, Delta, RoundRequest, RoundResult, Usage } from "./types.js";
 import type { Endpoint } from "./registry.js";
 import { oneSentence, redact } from "./redact.js";
+import { SseParser } from "./sse.js";
 
 let sdk: Promise<typeof import("openai")> | undefined;
 const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
@@ -123,6 +124,30 @@ export function describeProviderError(err: unknown, endpoint: Endpoint): RpcErro
   return RpcError.internal(oneSentence(redact(sentence, [endpoint.apiKey])));
 }
 
+/** Hands every event's data to `onData` until `[DONE]` or the end; what follows `[DONE]` is read and ignored. */
+async function readEvents(response: Response, onData: (data: string) => void): Promise<void> {
+  if (!response.body) throw new Error("the provider answered without a body");
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  let done = false;
+  let ended = false;
+  try {
+    while (!ended) {
+      const read = await reader.read();
+      ended = read.done;
+      const events = ended ? [...parser.push(decoder.decode()), ...parser.end()] : parser.push(decoder.decode(read.value, { stream: true }));
+      for (const ev of events) {
+        if (done) continue;
+        if (ev.data.startsWith("[DONE]")) done = true;
+        else onData(ev.data);
+      }
+    }
+  } finally {
+    if (!ended) await reader.cancel().catch(() => undefined);
+  }
+}
+
 export class OpenAIChatModel implements ChatModel {
   private client: OpenAI | undefined;
 
@@ -153,10 +178,15 @@ export class OpenAIChatModel implements ChatModel {
         ...(req.tools.length > 0 ? { tools: req.tools } : {}),
         ...this.extraBody(),
       };
-      const stream = await client.chat.completions.create(body as never, { signal });
-      for await (const chunk of stream as unknown as AsyncIterable<unknown>) {
+      // The SDK sends the request (retries, errors by status); the stream is read here, one pass per read.
+      const response = await client.chat.completions.create(body as never, { signal }).asResponse();
+      const { APIError } = await loadSdk();
+      await readEvents(response, (data) => {
+        const chunk = JSON.parse(data) as { error?: unknown } | null;
+        // An in-stream error event, as the SDK reports it.
+        if (chunk?.error) throw new APIError(undefined, chunk.error as object, undefined, response.headers);
         for (const d of acc.add(chunk)) onDelta(d);
-      }
+      });
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
       throw describeProviderError(err, this.endpoint);
