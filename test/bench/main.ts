@@ -9,6 +9,7 @@ import { sessionsBench } from "./sessions.js";
 import { prefixBench } from "./prefix.js";
 import { loopLagBench } from "./loop-lag.js";
 import { streamingBench } from "./streaming.js";
+import { scaleBench } from "./scale.js";
 import { table } from "./stats.js";
 
 if (process.argv.includes("--peers")) {
@@ -18,6 +19,8 @@ if (process.argv.includes("--peers")) {
 
 const quick = process.argv.includes("--quick");
 const rows = [...(await startupBench(quick ? { cold: 3, warm: 5 } : { cold: 10, warm: 30 })), ...(await sessionsBench({ loads: quick ? 3 : 10 }))];
+const scale = await scaleBench({ lists: quick ? 5 : 20 });
+rows.push(...scale.rows);
 const prefix = await prefixBench();
 rows.push(...prefix.rows);
 const lag = await loopLagBench();
@@ -29,3 +32,4 @@ process.stdout.write(`${table(rows)}\n`);
 process.stdout.write(`\nPrefix stability: ${prefix.detail}\n`);
 process.stdout.write(`\nEvent-loop lag: ${lag.detail}\n`);
 process.stdout.write(`\nFifty sessions streaming: ${streaming.detail}\n`);
+process.stdout.write(`\nList and inbox: ${scale.detail}\n`);
