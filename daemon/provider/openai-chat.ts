@@ -7,7 +7,9 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { ChatMessage, ChatModel, Delta, RoundRequest, RoundResult, Usage } from "./types.js";
 import type { Endpoint } from "./registry.js";
 import { oneSentence, redact } from "./redact.js";
-import { SseParser } from "./sse.js";
+import type { IncomingMessage } from "node:http";
+import { nodeFetch, rawBody } from "./node-fetch.js";
+import { SseParser, type SseEvent } from "./sse.js";
 
 let sdk: Promise<typeof import("openai")> | undefined;
 const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
@@ -126,6 +128,8 @@ export function describeProviderError(err: unknown, endpoint: Endpoint): RpcErro
 
 /** Hands every event's data to `onData` until `[DONE]` or the end; what follows `[DONE]` is read and ignored. */
 async function readEvents(response: Response, onData: (data: string) => void): Promise<void> {
+  const raw = rawBody(response);
+  if (raw) return readRaw(raw, onData);
   if (!response.body) throw new Error("the provider answered without a body");
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -148,6 +152,49 @@ async function readEvents(response: Response, onData: (data: string) => void): P
   }
 }
 
+/** The same over a socket stream from nodeFetch: one synchronous pass per 'data' event. */
+function readRaw(raw: IncomingMessage, onData: (data: string) => void): Promise<void> {
+  const parser = new SseParser();
+  let done = false;
+  const feed = (events: SseEvent[]): void => {
+    for (const ev of events) {
+      if (done) continue;
+      if (ev.data.startsWith("[DONE]")) done = true;
+      else onData(ev.data);
+    }
+  };
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const fail = (err: unknown): void => {
+      if (settled) return;
+      settled = true;
+      raw.destroy();
+      reject(err);
+    };
+    raw.setEncoding("utf8");
+    raw.on("data", (text: string) => {
+      try {
+        feed(parser.push(text));
+      } catch (err) {
+        fail(err);
+      }
+    });
+    raw.on("end", () => {
+      try {
+        feed(parser.end());
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      settled = true;
+      resolve();
+    });
+    raw.on("error", (err) => fail(new TypeError("terminated", { cause: err })));
+    // The connection closing before the end is the stream breaking off, as undici reports it.
+    raw.on("close", () => fail(new TypeError("terminated", { cause: new Error("other side closed") })));
+  });
+}
+
 export class OpenAIChatModel implements ChatModel {
   private client: OpenAI | undefined;
 
@@ -161,7 +208,7 @@ export class OpenAIChatModel implements ChatModel {
   private async getClient(): Promise<OpenAI> {
     if (!this.client) {
       const { default: OpenAICtor } = await loadSdk();
-      this.client = new OpenAICtor({ baseURL: this.endpoint.baseUrl, apiKey: this.endpoint.apiKey, maxRetries: 1, timeout: 600_000 });
+      this.client = new OpenAICtor({ baseURL: this.endpoint.baseUrl, apiKey: this.endpoint.apiKey, maxRetries: 1, timeout: 600_000, fetch: nodeFetch });
     }
     return this.client;
   }
