@@ -108,7 +108,7 @@ async function main(): Promise<void> {
   const record = (m: Samples, who: string, t: TurnFigures): void => {
     add(m, `turn: prompt → first chunk|${who}`, t.firstChunk);
     add(m, `turn: prompt → end_turn|${who}`, t.endTurn);
-    add(m, `turn: model's first byte → first chunk at the editor|${who}`, t.modelToChunk);
+    add(m, `turn: model got the request → first chunk at the editor|${who}`, t.modelToChunk);
     add(m, `turn: CPU of the agent's processes|${who}`, t.cpuMs);
     add(m, `turn: ACP bytes on stdio/socket|${who}`, t.acpBytes);
     add(m, `turn: bytes sent to the model|${who}`, t.modelBytes);
