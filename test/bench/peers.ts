@@ -35,11 +35,13 @@ const add = (m: Samples, key: string, v: number): void => void (m.get(key) ?? m.
 
 // --- the subjects -----------------------------------------------------------------------------
 
-function nodeFloor(): Promise<number> {
+/** `node -e 0` from spawn to exit; with `line`, from spawn to its first stdout byte (the event an agent's answer is timed by). */
+function nodeFloor(line = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
-    child.once("exit", () => resolve(ms(t0)));
+    const child = spawn(process.execPath, ["-e", line ? "process.stdout.write('\\n')" : "0"], { stdio: ["ignore", line ? "pipe" : "ignore", "ignore"] });
+    if (line) child.stdout!.once("data", () => resolve(ms(t0)));
+    child.once("exit", () => line || resolve(ms(t0)));
     child.once("error", reject);
   });
 }
@@ -134,7 +136,13 @@ async function main(): Promise<void> {
   const wsEnv = { ...env0, ...env };
 
   const tasks: Array<{ name: string; run(m: Samples): Promise<void> }> = [
-    { name: "floor", run: async (m) => add(m, "spawn → initialize (warm)|`node -e 0` (floor)", await nodeFloor()) },
+    {
+      name: "floor",
+      run: async (m) => {
+        add(m, "spawn → initialize (warm)|`node -e 0`, spawn → exit", await nodeFloor());
+        add(m, "spawn → initialize (warm)|node writing one line, spawn → first byte (floor)", await nodeFloor(true));
+      },
+    },
     {
       name: "socket",
       run: async (m) => {
@@ -328,7 +336,7 @@ function q(sorted: number[], p: number): number {
 }
 
 const OURS = /^(reasonix acp|through shim)/;
-const FLOORS = /floor|direct WebSocket/;
+const FLOORS = /floor|direct WebSocket|node -e/;
 
 function report(samples: Samples, peers: Installed[], problems: Map<string, string>, n: { noise: number[]; redone: number; noisyKept: number }): string {
   const groups = new Map<string, Array<{ who: string; s: number[] }>>();
@@ -343,7 +351,7 @@ function report(samples: Samples, peers: Installed[], problems: Map<string, stri
     const unit = measure.includes("bytes") ? "B" : perSecond ? "/s" : "ms";
     const fmt = (v: number): string => (unit === "B" || perSecond ? `${Math.round(v)} ${unit}` : `${v.toFixed(1)} ms`);
     // Spawns stand on Node's own start; everything else on the direct client (or is the floor itself).
-    const nodeFloor = groups.get("spawn → initialize (warm)")?.find((x) => x.who.includes("node -e"));
+    const nodeFloor = groups.get("spawn → initialize (warm)")?.find((x) => x.who.includes("(floor)"));
     const floor = measure.startsWith("spawn") ? nodeFloor : subjects.find((x) => FLOORS.test(x.who));
     const peerMedians = subjects.filter((x) => !OURS.test(x.who) && !FLOORS.test(x.who)).map((x) => q(x.s, 0.5));
     const best = peerMedians.length ? (perSecond ? Math.max(...peerMedians) : Math.min(...peerMedians)) : undefined;

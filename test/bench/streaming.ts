@@ -140,12 +140,10 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     const rate = delivered / seconds;
     const perChunkUs = (cpuMs * 1000) / Math.max(1, delivered);
     const label = `${sessions.length} sessions streaming (chunk every ${delayMs} ms)`;
-    const lz = summarize(`daemon /livez latency, ${label}`, live, 50);
-    const cz = summarize("idle control server probed alongside (same prober)", ctl, undefined);
     return {
       rows: [
-        { ...lz, name: `${lz.name} [p99 ${q(live, 0.99).toFixed(1)} ms]` },
-        { ...cz, name: `${cz.name} [p99 ${q(ctl, 0.99).toFixed(1)} ms]` },
+        summarize(`daemon /livez latency p99, ${label} (${live.length} probes, median ${q(live, 0.5).toFixed(1)} ms)`, [q(live, 0.99)], 50),
+        summarize(`idle control server p99, probed alongside (${ctl.length} probes)`, [q(ctl, 0.99)], undefined),
         summarize(`daemon event-loop lag p99, ${label}`, [lagP99], 50),
         {
           ...summarize(`chunks/s delivered in order, ${label} (model sends ~${Math.round(sendRate)})`, [rate], Math.round(sendRate * 0.95), "/s"),
