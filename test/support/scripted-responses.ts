@@ -2,7 +2,8 @@
  * The OpenAI Responses API's streaming shape for the scripted model: what Codex speaks (it no
  * longer accepts `wire_api = "chat"`), so a peer on Codex and this agent can be timed against the
  * same server and the same scripted content. Text replies only: content pieces become
- * `response.output_text.delta` events, `chunkDelayMs` apart, as the chat route streams them.
+ * `response.output_text.delta` events, `chunkDelayMs` apart (the first one too), as the chat route
+ * streams them after its opening role-only chunk.
  */
 import type { ServerResponse } from "node:http";
 
@@ -19,10 +20,10 @@ export async function streamResponses(res: ServerResponse, reply: { content?: st
   send("response.created", { response: response("in_progress", []) });
   send("response.output_item.added", { output_index: 0, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } });
   send("response.content_part.added", { item_id: itemId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
-  let first = true;
+  // The chat route's first event is the role alone, and its first content piece follows after the
+  // delay: the first delta here waits the same, so both protocols show the first text equally late.
   for (const delta of reply.content ?? []) {
-    if (!first && reply.chunkDelayMs) await new Promise((r) => setTimeout(r, reply.chunkDelayMs));
-    first = false;
+    if (reply.chunkDelayMs) await new Promise((r) => setTimeout(r, reply.chunkDelayMs));
     if (res.destroyed) return;
     send("response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta });
   }
