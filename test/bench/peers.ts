@@ -4,18 +4,20 @@
  * installed into a scratch folder (`--dir`, default <tmp>/reasonix-peers); one that cannot run is
  * reported with the reason. Before each round the machine must be quiet (other processes' CPU
  * below QUIET_CORES); a round during which others took more is redone (twice at most, then kept
- * and counted as noisy). Prints one table and writes it into docs/benchmarks.md.
+ * and counted as noisy). Prints one table and writes it into docs/benchmarks.md (not with
+ * `--no-write`).
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent as HttpAgent, request } from "node:http";
-import { cpus, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, daemonPid, REPO_ROOT, stopDaemon, TEST_API_KEY } from "../support/harness.js";
+import { BIN, daemonPid, stopDaemon, TEST_API_KEY } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
 import { noiseWindow, processCpuMs } from "./machine.js";
-import { AcpProcess } from "./peers/acp-process.js";
+import { AcpProcess, treeRssMb } from "./peers/acp-process.js";
 import { installPeers, type Installed } from "./peers/agents.js";
+import { report, writeDocs } from "./peers/report.js";
 import { DirectClient } from "./peers/ws-direct.js";
 
 const QUIET_CORES = 0.5;
@@ -316,6 +318,59 @@ async function main(): Promise<void> {
       }
     }
     streamChunks = 0;
+
+    // Memory: ten windows of each, all open at once, each with a session where the agent gives one.
+    // A fresh daemon (the first window starts it): the streams above grew the old one's heap.
+    await stopDaemon(home);
+    await quiet();
+    const tenOf = async (who: string, open: () => Promise<AcpProcess>, extraMb: () => number): Promise<void> => {
+      const procs: AcpProcess[] = [];
+      try {
+        for (let i = 0; i < 10; i++) procs.push(await open());
+        await new Promise((r) => setTimeout(r, 500)); // let start-up garbage settle
+        const each = procs.map((p) => treeRssMb(p.child.pid!));
+        for (const mb of each) add(samples, `memory: one window's processes, resident|${who}`, mb);
+        add(samples, `memory: ten windows, resident in all|${who}`, each.reduce((a, b) => a + b, 0) + extraMb());
+      } catch (err) {
+        problems.set(`${who}|ten windows`, (err as Error).message);
+      } finally {
+        for (const p of procs) await p.close();
+      }
+    };
+    await tenOf(
+      "reasonix acp (ten shims; the daemon counted once in the total)",
+      async () => {
+        const p = new AcpProcess(process.execPath, [BIN, "acp"], { ...env0, ...env });
+        await p.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+        await p.request("session/new", { cwd: workdir, mcpServers: [] });
+        return p;
+      },
+      () => {
+        const mb = treeRssMb(daemonPid(home) ?? 0);
+        add(samples, "memory: the daemon, resident, with those ten windows and sessions|reasonix daemon", mb);
+        return mb;
+      },
+    );
+    for (const peer of peers.filter((p) => p.path)) {
+      const who = `${peer.spec.name}${peer.version && !peer.spec.name.includes(peer.version) ? ` ${peer.version}` : ""}`;
+      const homes: string[] = [];
+      await tenOf(
+        who,
+        async () => {
+          const phome = mkdtempSync(join(tmpdir(), "rx-peer-home-"));
+          homes.push(phome);
+          const p = new AcpProcess(peer.path!, [], { ...peer.spec.prepare(phome, model.url) }, workdir);
+          await p.request("initialize", { protocolVersion: 1, clientCapabilities: {} }, 30_000);
+          if (!problems.has(`${who}|session`)) {
+            if (peer.spec.authenticate) await p.request("authenticate", { methodId: peer.spec.authenticate }, 30_000);
+            await p.request("session/new", { cwd: workdir, mcpServers: [] }, 30_000);
+          }
+          return p;
+        },
+        () => 0,
+      );
+      for (const h of homes) rmSync(h, { recursive: true, force: true });
+    }
   } finally {
     keepAlive.destroy();
     await stopDaemon(home);
@@ -324,88 +379,9 @@ async function main(): Promise<void> {
     rmSync(workdir, { recursive: true, force: true });
   }
 
-  const out = report(samples, peers, problems, { noise, redone, noisyKept });
+  const out = report(samples, peers, problems, { noise, redone, noisyKept, rounds: ROUNDS, quietCores: QUIET_CORES });
   process.stdout.write(`\n${out}\n`);
-  writeDocs(out);
-}
-
-// --- the table --------------------------------------------------------------------------------
-
-function q(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
-}
-
-const OURS = /^(reasonix acp|through shim)/;
-const FLOORS = /floor|direct WebSocket|node -e/;
-
-function report(samples: Samples, peers: Installed[], problems: Map<string, string>, n: { noise: number[]; redone: number; noisyKept: number }): string {
-  const groups = new Map<string, Array<{ who: string; s: number[] }>>();
-  for (const [key, v] of samples) {
-    const [measure, who] = key.split("|") as [string, string];
-    (groups.get(measure) ?? groups.set(measure, []).get(measure)!).push({ who, s: [...v].sort((a, b) => a - b) });
-  }
-  const head = ["measure", "subject", "n", "median", "p90", "min–max", "× floor", "× best peer"];
-  const rows: string[][] = [];
-  for (const [measure, subjects] of groups) {
-    const perSecond = measure.startsWith("chunks/s");
-    const unit = measure.includes("bytes") ? "B" : perSecond ? "/s" : "ms";
-    const fmt = (v: number): string => (unit === "B" || perSecond ? `${Math.round(v)} ${unit}` : `${v.toFixed(1)} ms`);
-    // Spawns stand on Node's own start; everything else on the direct client (or is the floor itself).
-    const nodeFloor = groups.get("spawn → initialize (warm)")?.find((x) => x.who.includes("(floor)"));
-    const floor = measure.startsWith("spawn") ? nodeFloor : subjects.find((x) => FLOORS.test(x.who));
-    const peerMedians = subjects.filter((x) => !OURS.test(x.who) && !FLOORS.test(x.who)).map((x) => q(x.s, 0.5));
-    const best = peerMedians.length ? (perSecond ? Math.max(...peerMedians) : Math.min(...peerMedians)) : undefined;
-    for (const { who, s } of subjects) {
-      const med = q(s, 0.5);
-      const ratio = (ref: number | undefined): string => (ref && ref > 0 ? `${(med / ref).toFixed(2)}×` : "-");
-      const isFloor = FLOORS.test(who);
-      rows.push([
-        measure,
-        who,
-        String(s.length),
-        fmt(med),
-        fmt(q(s, 0.9)),
-        `${fmt(s[0]!)}–${fmt(s.at(-1)!)}`,
-        floor && !isFloor ? ratio(q(floor.s, 0.5)) : "-",
-        isFloor ? "-" : ratio(best),
-      ]);
-    }
-  }
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (c: string[]): string => `| ${c.map((x, i) => x.padEnd(widths[i]!)).join(" | ")} |`;
-  const table = [line(head), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
-  const ns = [...n.noise].sort((a, b) => a - b);
-  const lines = [
-    `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ` +
-      `${ROUNDS} interleaved rounds. Other processes' CPU during the rounds: median ${q(ns, 0.5).toFixed(2)}, max ${(ns.at(-1) ?? 0).toFixed(2)} cores; ` +
-      `${n.redone} round(s) redone for noise above ${QUIET_CORES} cores, ${n.noisyKept} kept noisy after two redos.`,
-    "",
-    "```",
-    table,
-    "```",
-    "",
-    ...peers.map((p) => `- ${p.spec.pkg}: ${p.problem ?? `installed ${p.version}`}`),
-    ...[...problems].map(([k, why]) => {
-      const needs = peers.find((p) => k.startsWith(p.spec.name))?.spec.needs;
-      return `- ${k.replace("|", " could not run ")}: ${why}${needs ? ` (${needs})` : ""}`;
-    }),
-  ];
-  return lines.join("\n");
-}
-
-function writeDocs(text: string): void {
-  const path = join(REPO_ROOT, "docs", "benchmarks.md");
-  const doc = readFileSync(path, "utf8");
-  const start = "<!-- peers:start -->";
-  const end = "<!-- peers:end -->";
-  const block = `${start}\n${text}\n${end}`;
-  const i = doc.indexOf(start);
-  const j = doc.indexOf(end);
-  writeFileSync(
-    path,
-    i >= 0 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n## Side by side with the peers\n\n${block}\n`,
-  );
-  process.stdout.write(`\nwritten to ${path}\n`);
+  if (!process.argv.includes("--no-write")) writeDocs(out);
 }
 
 await main();

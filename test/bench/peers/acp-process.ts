@@ -153,3 +153,39 @@ export function treeCpuMs(root: number): number {
   }
   return total;
 }
+
+/** Resident memory (VmRSS, MB) of `root` and its descendants, from /proc (Linux). */
+export function treeRssMb(root: number): number {
+  let total = 0;
+  for (const pid of [root, ...descendants(root)]) {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+      total += kb / 1024;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const e of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  for (const pid of parent.keys()) {
+    for (let p = parent.get(pid), hops = 0; p !== undefined && p > 1 && hops < 50; p = parent.get(p), hops++) {
+      if (p === root) {
+        out.push(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
