@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import { test } from "node:test";
+import { gzipSync } from "node:zlib";
 import { nodeFetch, rawBody } from "./node-fetch.js";
 
 async function server(t: { after(fn: () => void): void }, handle: (path: string, res: ServerResponse, body: string) => void): Promise<string> {
@@ -84,4 +85,22 @@ test("an already aborted signal fails at once with an AbortError", async () => {
   const ac = new AbortController();
   ac.abort();
   await assert.rejects(nodeFetch("http://127.0.0.1:9/", { signal: ac.signal }), { name: "AbortError" });
+});
+
+test("a body the server compressed anyway comes back decoded, whole or streamed", async (t) => {
+  const base = await server(t, (path, res) => {
+    if (path === "/error") {
+      res.writeHead(500, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(gzipSync('{"error":{"message":"down"}}'));
+    } else {
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip" });
+      res.end(gzipSync("data: one\n\n"));
+    }
+  });
+  assert.deepEqual(await (await nodeFetch(`${base}/error`, { method: "POST", body: "{}" })).json(), { error: { message: "down" } });
+  const raw = rawBody(await nodeFetch(`${base}/stream`, { method: "POST", body: "{}" }))!;
+  let text = "";
+  raw.setEncoding("utf8");
+  for await (const c of raw) text += c;
+  assert.equal(text, "data: one\n\n");
 });

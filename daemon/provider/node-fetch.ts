@@ -10,13 +10,39 @@
 import type { IncomingMessage } from "node:http";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Readable } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 
-const bodies = new WeakMap<Response, IncomingMessage>();
+const bodies = new WeakMap<Response, Readable>();
 const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
 /** The socket stream of a streamed answer from `nodeFetch`; undefined for any other Response. */
-export function rawBody(response: Response): IncomingMessage | undefined {
+export function rawBody(response: Response): Readable | undefined {
   return bodies.get(response);
+}
+
+/**
+ * The body as sent, decompressed when the server compressed it anyway (this client never asks it
+ * to; undici's fetch would have decoded it). Errors of the socket reach the returned stream.
+ */
+function decoded(res: IncomingMessage): Readable {
+  const encoding = String(res.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
+  const unzip =
+    encoding === "gzip" || encoding === "x-gzip"
+      ? createGunzip()
+      : encoding === "deflate"
+        ? createInflate()
+        : encoding === "br"
+          ? createBrotliDecompress()
+          : undefined;
+  if (!unzip) return res;
+  res.on("error", (err) => unzip.destroy(err));
+  res.on("close", () => {
+    if (!res.complete) unzip.destroy(new Error("aborted"));
+  });
+  return res.pipe(unzip);
 }
 
 const abortError = (): DOMException => new DOMException("This operation was aborted", "AbortError");
@@ -44,17 +70,18 @@ export async function nodeFetch(input: string | URL | Request, init: RequestInit
       }
       if (status >= 200 && status < 300 && /text\/event-stream/i.test(res.headers["content-type"] ?? "")) {
         const response = new Response(null, { status, statusText: res.statusMessage ?? "", headers: h });
-        bodies.set(response, res);
+        bodies.set(response, decoded(res));
         resolve(response);
         return;
       }
       const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
+      const body = decoded(res);
+      body.on("data", (c: Buffer) => chunks.push(c));
+      body.on("end", () => {
         const empty = status === 204 || status === 304 || init.method === "HEAD";
         resolve(new Response(empty ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? "", headers: h }));
       });
-      res.on("error", (err) => reject(new TypeError("fetch failed", { cause: err })));
+      body.on("error", (err) => reject(new TypeError("fetch failed", { cause: err })));
     });
     const onAbort = (): void => {
       req.destroy(abortError());

@@ -7,7 +7,7 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { ChatMessage, ChatModel, Delta, RoundRequest, RoundResult, Usage } from "./types.js";
 import type { Endpoint } from "./registry.js";
 import { oneSentence, redact } from "./redact.js";
-import type { IncomingMessage } from "node:http";
+import type { Readable } from "node:stream";
 import { nodeFetch, rawBody } from "./node-fetch.js";
 import { SseParser, type SseEvent } from "./sse.js";
 
@@ -153,7 +153,7 @@ async function readEvents(response: Response, onData: (data: string) => void): P
 }
 
 /** The same over a socket stream from nodeFetch: one synchronous pass per 'data' event. */
-function readRaw(raw: IncomingMessage, onData: (data: string) => void): Promise<void> {
+function readRaw(raw: Readable, onData: (data: string) => void): Promise<void> {
   const parser = new SseParser();
   let done = false;
   const feed = (events: SseEvent[]): void => {
