@@ -1,6 +1,6 @@
 /**
  * Entry of the `reasonix acp` hot path. The build bundles it with everything it imports into one
- * file (dist/shim-acp.js): on these machines each extra ES module costs the start ~3 ms, and the
+ * file (dist/shim-acp.cjs, CommonJS): on these machines each extra ES module costs the start ~3 ms, and the
  * editor waits for every one of them.
  */
 import { runAcp } from "./acp.js";

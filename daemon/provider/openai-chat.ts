@@ -8,7 +8,9 @@ import type { ChatMessage, ChatModel, Delta, RoundRequest, RoundResult, Usage } 
 import type { Endpoint } from "./registry.js";
 import { oneSentence, redact } from "./redact.js";
 import { DEFAULT_RETRY_POLICY, describeFault, type Fault, type RetryPolicy } from "./faults.js";
-import { classify, type Opened, streamRound, watchingFetch } from "./round-stream.js";
+import { classify, streamRound } from "./round-stream.js";
+import { nodeFetch } from "./node-fetch.js";
+import { eventBody } from "./event-body.js";
 
 let sdk: Promise<typeof import("openai")> | undefined;
 const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
@@ -139,7 +141,8 @@ export class OpenAIChatModel implements ChatModel {
         maxRetries: 0,
         timeout: 600_000,
         logLevel: "off",
-        fetch: watchingFetch,
+        // node:http under the SDK: undici's web streams were a quarter of the daemon's CPU per chunk.
+        fetch: nodeFetch,
       });
     }
     return this.client;
@@ -158,7 +161,12 @@ export class OpenAIChatModel implements ChatModel {
     };
     return streamRound(
       {
-        open: (s) => client.chat.completions.create(body as never, { signal: s }).withResponse() as unknown as Promise<Opened>,
+        // The SDK sends the request and reports errors by status; the stream is read here, one pass per read.
+        open: async (s) => {
+          const response = await client.chat.completions.create(body as never, { signal: s }).asResponse();
+          const { APIError } = await loadSdk();
+          return { response, body: eventBody(response, (error) => new APIError(undefined, error, undefined, response.headers)) };
+        },
         accumulator: () => new RoundAccumulator(),
         policy: this.policy,
         say: (f) => sayFault(f, this.endpoint),

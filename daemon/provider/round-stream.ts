@@ -1,12 +1,13 @@
 /**
  * One model round against a provider that may fail: each try is watched by an idle timer (a stream
- * that stalls after its headers would otherwise wait on undici's 300 s), its response checked for
+ * that stalls after its headers would otherwise wait for the SDK's ten-minute timeout), its response checked for
  * being an event stream at all, its end checked for a finish reason. Busy or unreachable providers
  * are tried again with backoff, a broken stream once when nothing of it was shown yet; every new try
  * is announced to the user. The SDK's own retries are off so that these are the only ones.
  */
 import { backoffMs, type Fault, ProviderFault, type RetryPolicy, retryAfterMs, retryKind, seconds } from "./faults.js";
 import type { Delta, RoundResult } from "./types.js";
+import type { EventBody } from "./event-body.js";
 
 export interface Accumulator {
   readonly finishReason: string | null;
@@ -15,45 +16,12 @@ export interface Accumulator {
 }
 
 export interface Opened {
-  data: AsyncIterable<unknown>;
-  response: object & { headers: { get(name: string): string | null } };
-}
-
-/** Responses whose body carried `data: [DONE]`: the stream was finished, not cut. */
-const finished = new WeakSet<object>();
-/** The first bytes of each response body, to name what came back when it was no event stream. */
-const heads = new WeakMap<object, string>();
-const HEAD_CHARS = 4096;
-
-/**
- * The SDK's fetch, with each body watched as it passes: for its `[DONE]` (which the SDK swallows: a
- * provider that never sends a finish_reason but ends with `[DONE]` has still finished), and for its
- * first bytes (an HTML page where events should be is named by its title).
- */
-export async function watchingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const res = await fetch(input, init);
-  if (!res.body || !res.ok) return res;
-  let carry = "";
-  let head = "";
-  const decoder = new TextDecoder();
-  let watched!: Response;
-  const body = res.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        const text = carry + decoder.decode(chunk, { stream: true });
-        if (/^data: ?\[DONE\]/m.test(text)) finished.add(watched);
-        if (head.length < HEAD_CHARS) heads.set(watched, (head += text.slice(carry.length)).slice(0, HEAD_CHARS));
-        carry = text.slice(-16);
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-  watched = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
-  return watched;
+  response: { headers: { get(name: string): string | null } };
+  body: EventBody;
 }
 
 export interface RoundCall {
-  /** Sends the request (the SDK's create(...).withResponse()). */
+  /** Sends the request; its events are read from `body`. */
   open(signal: AbortSignal): Promise<Opened>;
   accumulator(): Accumulator;
   policy: RetryPolicy;
@@ -108,8 +76,12 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
   let stalled = false;
   let timer: NodeJS.Timeout | undefined;
   // Runs from the request until its headers, then between chunks.
+  // refresh() re-arms the same timer: cheaper than a new one for every chunk of a fast stream.
   const arm = (): void => {
-    clearTimeout(timer);
+    if (timer) {
+      timer.refresh();
+      return;
+    }
     timer = setTimeout(() => {
       stalled = true;
       ctl.abort(new Error("idle"));
@@ -121,26 +93,25 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
   try {
     arm();
     if (signal.aborted) throw signal.reason;
-    const { data, response } = await call.open(ctl.signal);
+    const { response, body } = await call.open(ctl.signal);
     responded = true;
     arm();
     let chunks = 0;
-    for await (const chunk of data) {
+    await body.consume((chunk) => {
       arm();
       chunks++;
       for (const d of acc.add(chunk)) {
         shown = true;
         onDelta(d);
       }
-    }
-    // The SDK ends the iteration quietly when its request is aborted (a cancel, or our timer).
+    });
     if (signal.aborted) return acc.result();
     // Judged by what came, not by its label: some gateways send a good event stream as text/plain.
     const type = response.headers.get("content-type") ?? "";
-    if (!stalled && chunks === 0 && !finished.has(response) && !/event-stream/i.test(type)) {
-      throw fail({ kind: "not-sse", what: whatCameBack(heads.get(response) ?? "", type) });
+    if (!stalled && chunks === 0 && !body.finished() && !/event-stream/i.test(type)) {
+      throw fail({ kind: "not-sse", what: whatCameBack(body.head(), type) });
     }
-    if (stalled || (acc.finishReason === null && !finished.has(response))) throw fail({ kind: "early" });
+    if (stalled || (acc.finishReason === null && !body.finished())) throw fail({ kind: "early" });
     return acc.result();
   } catch (err) {
     if (err instanceof TryFailed) throw err;

@@ -8,6 +8,7 @@ import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, W
 import { MAX_LINE_BYTES } from "../../shared/ndjson.js";
 import { AcpConnection } from "../acp/connection.js";
 import { closeRefusedUpgrade } from "./tcp-auth.js";
+import { tickCork } from "./tick-cork.js";
 import type { DaemonState } from "./state.js";
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -52,6 +53,7 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
   app.get("/acp", { websocket: true, preValidation: checkHandshake }, (socket: WebSocket, req: FastifyRequest) => {
     const shimBuild = header(req, HEADER_BUILD);
     const pid = Number(header(req, HEADER_SHIM_PID));
+    const cork = tickCork(req.raw.socket);
     const conn = new AcpConnection(
       (text) => {
         if (socket.readyState !== socket.OPEN) return;
@@ -60,6 +62,7 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
           socket.terminate();
           return;
         }
+        cork();
         socket.send(text);
       },
       state.services,

@@ -13,6 +13,8 @@ interface Waiter {
 export class RawClient {
   readonly child: ChildProcess;
   notifications = 0;
+  /** Sees every notification line as it arrives (order checks). */
+  onNotification: ((line: string) => void) | undefined;
   private rest = "";
   private nextId = 1;
   private readonly waiting = new Map<number, Waiter>();
@@ -34,6 +36,7 @@ export class RawClient {
       this.rest = this.rest.slice(nl + 1);
       if (line.startsWith('{"jsonrpc":"2.0","method"')) {
         this.notifications++;
+        this.onNotification?.(line);
         continue;
       }
       const msg = JSON.parse(line);

@@ -122,3 +122,30 @@ test("a provider error is -32603 with one sentence that never contains the key",
   assert.ok(!agent.daemonLog().includes(TEST_API_KEY));
   void home;
 });
+
+test("through shim and daemon, two sessions streaming at once in one window each get every chunk in order, and a replay holds the same order", async (t) => {
+  const { agent, model, workdir, spawn } = await world(t, { connector: "process" });
+  const N = 150;
+  model.respond = (req) => {
+    const tag = JSON.stringify(req.body.messages.at(-1).content).includes("one") ? "one" : "two";
+    return { content: Array.from({ length: N }, (_, i) => `${tag}-${i} `), chunkDelayMs: 1 };
+  };
+  await agent.initialize();
+  const { sessionId: s1 } = await agent.newSession(workdir);
+  const { sessionId: s2 } = await agent.newSession(workdir);
+  const [r1, r2] = await Promise.all([agent.prompt(s1, "stream one"), agent.prompt(s2, "stream two")]);
+  assert.equal(r1.stopReason, "end_turn");
+  assert.equal(r2.stopReason, "end_turn");
+  const texts = (updates: Array<{ sessionUpdate: string; content?: { text?: string } }>): string[] =>
+    updates.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content?.text ?? "");
+  const expected = (tag: string): string[] => Array.from({ length: N }, (_, i) => `${tag}-${i} `);
+  assert.deepEqual(texts(agent.updatesFor(s1)), expected("one"));
+  assert.deepEqual(texts(agent.updatesFor(s2)), expected("two"));
+  // What the windows were sent is what the ledger kept, in the same order: a second window's replay.
+  const second = spawn();
+  await second.initialize();
+  const answer = await second.rawRequest({ id: "load", method: "session/load", params: { sessionId: s1, cwd: workdir, mcpServers: [] } });
+  assert.ok(answer.result, JSON.stringify(answer.error));
+  const replay = second.messages.slice(0, second.messages.indexOf(answer)).filter((m) => m.method === "session/update");
+  assert.deepEqual(texts(replay.map((m) => m.params.update)), expected("one"));
+});

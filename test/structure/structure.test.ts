@@ -28,7 +28,7 @@ test("no production file over 400 lines; the session itself under 300", () => {
 test("what npm pack ships holds no test file and no test helper", () => {
   const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "ignore"] }).toString();
   const files = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
-  assert.ok(files.includes("dist/shim-acp.js") && files.includes("bin/reasonix.js"), "the package holds the program");
+  assert.ok(files.includes("dist/shim-acp.cjs") && files.includes("bin/reasonix.js"), "the package holds the program");
   assert.deepEqual(
     files.filter((f) => /(^|\/)test\/|\.test\.|fixture/.test(f)),
     [],

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { streamResponses } from "./scripted-responses.js";
 
 export interface ScriptedReply {
   /** reasoning_content pieces, streamed first (DeepSeek thinking mode) */
@@ -180,7 +181,8 @@ export class ScriptedModel {
       });
       return;
     }
-    if (req.method !== "POST" || !/^(\/v1)?\/chat\/completions\/?$/.test(path)) {
+    const responsesApi = req.method === "POST" && /^(\/v1)?\/responses\/?$/.test(path);
+    if (!responsesApi && (req.method !== "POST" || !/^(\/v1)?\/chat\/completions\/?$/.test(path))) {
       sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error", param: null, code: null } });
       return;
     }
@@ -191,7 +193,7 @@ export class ScriptedModel {
     } catch {
       body = undefined;
     }
-    const recorded: RecordedRequest = { method: req.method, path, headers: { ...req.headers }, body, rawBody };
+    const recorded: RecordedRequest = { method: req.method ?? "POST", path, headers: { ...req.headers }, body, rawBody };
     const index = this.requests.length;
     this.requests.push(recorded);
     for (const waiter of [...this.waiters]) waiter();
@@ -227,6 +229,10 @@ export class ScriptedModel {
       return;
     }
 
+    if (responsesApi) {
+      await streamResponses(res, reply, String(++this.idCounter), typeof body.model === "string" ? body.model : "scripted");
+      return;
+    }
     const id = `chatcmpl-scripted-${++this.idCounter}`;
     const created = Math.floor(Date.now() / 1000);
     const model = typeof body.model === "string" ? body.model : "deepseek-v4-flash";

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type ServerResponse } from "node:http";
+import { test } from "node:test";
+import { gzipSync } from "node:zlib";
+import { nodeFetch, rawBody } from "./node-fetch.js";
+
+async function server(t: { after(fn: () => void): void }, handle: (path: string, res: ServerResponse, body: string) => void): Promise<string> {
+  const s = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => handle(req.url ?? "/", res, body));
+  });
+  s.listen(0, "127.0.0.1");
+  await once(s, "listening");
+  t.after(() => {
+    s.closeAllConnections();
+    s.close();
+  });
+  return `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+}
+
+test("an event stream comes back bodiless, its socket stream from rawBody; the request body and headers arrive", async (t) => {
+  let seen = "";
+  const base = await server(t, (_path, res, body) => {
+    seen = body;
+    res.writeHead(200, { "content-type": "text/event-stream", "x-request-id": "r1" });
+    res.end("data: one\n\ndata: [DONE]\n\n");
+  });
+  const response = await nodeFetch(`${base}/v1/chat/completions`, { method: "POST", body: '{"a":1}', headers: { "content-type": "application/json" } });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("x-request-id"), "r1");
+  assert.equal(response.body, null);
+  const raw = rawBody(response);
+  assert.ok(raw);
+  let text = "";
+  raw.setEncoding("utf8");
+  for await (const c of raw) text += c;
+  assert.equal(text, "data: one\n\ndata: [DONE]\n\n");
+  assert.equal(seen, '{"a":1}');
+});
+
+test("an error answer is read whole into an ordinary Response", async (t) => {
+  const base = await server(t, (_path, res) => {
+    res.writeHead(429, { "content-type": "application/json", "retry-after-ms": "0" });
+    res.end('{"error":{"message":"slow down"}}');
+  });
+  const response = await nodeFetch(`${base}/x`, { method: "POST", body: "{}" });
+  assert.equal(response.status, 429);
+  assert.equal(rawBody(response), undefined);
+  assert.deepEqual(await response.json(), { error: { message: "slow down" } });
+});
+
+test("aborting mid-stream closes the connection and errors the stream", async (t) => {
+  let closed: Promise<unknown> | undefined;
+  const base = await server(t, (_path, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write("data: first\n\n");
+    closed = once(res, "close");
+  });
+  const ac = new AbortController();
+  const response = await nodeFetch(base, { method: "POST", body: "{}", signal: ac.signal });
+  const raw = rawBody(response)!;
+  const errored = new Promise((resolve) => raw.once("close", resolve));
+  ac.abort();
+  await errored;
+  await closed;
+  assert.ok(raw.destroyed);
+});
+
+test("an unreachable server fails as undici does: TypeError with the cause's code", async () => {
+  const s = createServer();
+  s.listen(0, "127.0.0.1");
+  await once(s, "listening");
+  const port = (s.address() as { port: number }).port;
+  s.close();
+  await assert.rejects(nodeFetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" }), (err: TypeError & { cause?: { code?: string } }) => {
+    assert.equal(err.message, "fetch failed");
+    assert.equal(err.cause?.code, "ECONNREFUSED");
+    return true;
+  });
+});
+
+test("an already aborted signal fails at once with an AbortError", async () => {
+  const ac = new AbortController();
+  ac.abort();
+  await assert.rejects(nodeFetch("http://127.0.0.1:9/", { signal: ac.signal }), { name: "AbortError" });
+});
+
+test("a body the server compressed anyway comes back decoded, whole or streamed", async (t) => {
+  const base = await server(t, (path, res) => {
+    if (path === "/error") {
+      res.writeHead(500, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(gzipSync('{"error":{"message":"down"}}'));
+    } else {
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip" });
+      res.end(gzipSync("data: one\n\n"));
+    }
+  });
+  assert.deepEqual(await (await nodeFetch(`${base}/error`, { method: "POST", body: "{}" })).json(), { error: { message: "down" } });
+  const raw = rawBody(await nodeFetch(`${base}/stream`, { method: "POST", body: "{}" }))!;
+  let text = "";
+  raw.setEncoding("utf8");
+  for await (const c of raw) text += c;
+  assert.equal(text, "data: one\n\n");
+});

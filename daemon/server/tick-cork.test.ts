@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, connect, type Socket } from "node:net";
+import { test } from "node:test";
+import { tickCork } from "./tick-cork.js";
+
+async function pair(t: { after(fn: () => void): void }): Promise<{ client: Socket; received: () => string }> {
+  let got = "";
+  const server = createServer((s) => s.on("data", (d) => (got += d.toString())));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const client = connect((server.address() as { port: number }).port, "127.0.0.1");
+  await once(client, "connect");
+  t.after(() => {
+    client.destroy();
+    server.close();
+  });
+  return { client, received: () => got };
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(cond(), "condition not reached");
+}
+
+test("frames written in one turn are held, then all leave in order; later ones follow", async (t) => {
+  const { client, received } = await pair(t);
+  const cork = tickCork(client, 50);
+  for (const m of ["a", "b", "c"]) {
+    cork();
+    client.write(m);
+  }
+  assert.equal(client.writableCorked, 1, "one cork for the whole turn");
+  assert.equal(client.writableLength, 3, "nothing left before the turn ended");
+  await until(() => received() === "abc");
+  assert.equal(client.writableCorked, 0);
+  // Within the spacing the next frames wait for the timer, still in order and complete.
+  for (const m of ["d", "e"]) {
+    cork();
+    client.write(m);
+  }
+  assert.equal(client.writableCorked, 1);
+  await until(() => received() === "abcde");
+});
+
+test("a destroyed socket is not corked", async (t) => {
+  const { client } = await pair(t);
+  const cork = tickCork(client);
+  client.destroy();
+  cork();
+  assert.equal(client.writableCorked, 0);
+});

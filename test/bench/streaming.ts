@@ -1,0 +1,180 @@
+/**
+ * Fifty sessions streaming at once (issue 17, item 7): 5 windows × 10 sessions, the scripted model
+ * sending each session a chunk every 5 ms. Measured meanwhile: the daemon's /livez latency (probed
+ * every 10 ms over its socket) beside an idle control server probed the same way from the same
+ * process, the daemon's own event-loop lag (its /metrics histogram), chunks delivered per second and
+ * in order, and the daemon's CPU time per streamed chunk.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BIN, daemonPid, stopDaemon, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
+import { ScriptedModel } from "../support/scripted-model.js";
+import { noiseWindow, processCpuMs, type Noise } from "./machine.js";
+import { RawClient } from "./raw-client.js";
+import { summarize, type Row } from "./stats.js";
+
+function get(socketPath: string, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path, method: "GET" }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve(body));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function gauge(metrics: string, name: string): number {
+  const m = new RegExp(`^${name} ([0-9.e+-]+)$`, "m").exec(metrics);
+  if (!m) throw new Error(`/metrics has no ${name}`);
+  return Number(m[1]);
+}
+
+/** Probes `path` back to back (10 ms apart) until stopped; resolves with each latency in ms. */
+function prober(socketPath: string, path: string): { stop(): Promise<number[]> } {
+  const out: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const t = process.hrtime.bigint();
+      await get(socketPath, path);
+      out.push(Number(process.hrtime.bigint() - t) / 1e6);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return out;
+    },
+  };
+}
+
+const CONTROL = `require("node:http").createServer((q, s) => s.end('{"ok":true}')).listen(process.argv[1], () => process.stdout.write("ready\\n"));`;
+
+export interface StreamingResult {
+  rows: Row[];
+  detail: string;
+  noise: Noise;
+}
+
+export async function streamingBench(opts: { windows?: number; perWindow?: number; chunks?: number; delayMs?: number } = {}): Promise<StreamingResult> {
+  const windowsN = opts.windows ?? 5;
+  const perWindow = opts.perWindow ?? 10;
+  const chunks = opts.chunks ?? 200;
+  const delayMs = opts.delayMs ?? 5;
+  const home = mkdtempSync(join(tmpdir(), "rx-b-"));
+  const workdir = mkdtempSync(join(tmpdir(), "rx-bw-"));
+  const model = await ScriptedModel.start();
+  let warm = false;
+  model.respond = () => (warm ? { content: ["ok"] } : { content: Array.from({ length: chunks }, (_, i) => `c${i} `), chunkDelayMs: delayMs });
+  const env: Record<string, string> = { REASONIX_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: TEST_API_KEY };
+  // BENCH_CPU_PROF=<dir>: the daemon is started here under --cpu-prof and writes its profile there on exit.
+  if (process.env.BENCH_CPU_PROF) {
+    spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, BIN, "daemon", "run"], {
+      env: { ...process.env, ...env },
+      stdio: "ignore",
+      detached: true,
+    }).unref();
+    await waitForDaemonPid(home);
+  }
+  const controlSocket = join(home, "control.sock");
+  const control = spawn(process.execPath, ["-e", CONTROL, controlSocket], { stdio: ["ignore", "pipe", "ignore"] });
+  const windows: RawClient[] = [];
+  try {
+    await new Promise((r) => control.stdout.once("data", r));
+    const sessions: Array<{ w: RawClient; id: string }> = [];
+    for (let i = 0; i < windowsN; i++) {
+      const w = new RawClient(env);
+      windows.push(w);
+      await w.request("initialize", { protocolVersion: 1 });
+      for (let j = 0; j < perWindow; j++) sessions.push({ w, id: (await w.request("session/new", { cwd: workdir, mcpServers: [] })).sessionId });
+    }
+    const socketPath = JSON.parse(readFileSync(join(home, "run", "daemon.json"), "utf8")).socket as string;
+    const pid = daemonPid(home)!;
+
+    // Order: each session's chunks must arrive as c0, c1, … with nothing missing or repeated.
+    const next = new Map<string, number>(sessions.map((s) => [s.id, 0]));
+    let outOfOrder = 0;
+    let delivered = 0;
+    for (const w of windows) {
+      w.onNotification = (line) => {
+        if (!line.includes('"agent_message_chunk"')) return;
+        const m = /"sessionId":"([^"]+)".*"text":"c(\d+) "/.exec(line);
+        if (!m) return;
+        delivered++;
+        const want = next.get(m[1]!)!;
+        if (Number(m[2]) !== want) outOfOrder++;
+        next.set(m[1]!, Number(m[2]) + 1);
+      };
+    }
+
+    // A long-lived daemon has loaded the provider's SDK long before: one short turn does it here.
+    warm = true;
+    await sessions[0]!.w.request("session/prompt", { sessionId: sessions[0]!.id, prompt: [{ type: "text", text: "warm up" }] });
+    warm = false;
+    await get(socketPath, "/metrics"); // resets the daemon's lag histogram
+    const noise = noiseWindow([pid, control.pid!, ...windows.map((w) => w.child.pid!)]);
+    const cpu0 = processCpuMs(pid);
+    const livez = prober(socketPath, "/livez");
+    const idle = prober(controlSocket, "/");
+    const started = process.hrtime.bigint();
+    await Promise.all(sessions.map((s) => s.w.request("session/prompt", { sessionId: s.id, prompt: [{ type: "text", text: "talk" }] })));
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const cpuMs = processCpuMs(pid) - cpu0;
+    const [live, ctl] = await Promise.all([livez.stop(), idle.stop()]);
+    if (process.env.BENCH_TRACE) process.stderr.write(`livez: ${live.map((v) => v.toFixed(0)).join(" ")}\n`);
+    const machine = noise.stop();
+    const metrics = await get(socketPath, "/metrics");
+    const lagP99 = gauge(metrics, "reasonix_nodejs_eventloop_lag_p99_seconds") * 1000;
+    const lagMax = gauge(metrics, "reasonix_nodejs_eventloop_lag_max_seconds") * 1000;
+    const expected = sessions.length * chunks;
+    // The model needs (chunks-1) × delay per stream at least: that is the rate it sends at.
+    const sendRate = expected / (((chunks - 1) * delayMs) / 1000);
+    const rate = delivered / seconds;
+    const perChunkUs = (cpuMs * 1000) / Math.max(1, delivered);
+    const label = `${sessions.length} sessions streaming (chunk every ${delayMs} ms)`;
+    return {
+      rows: [
+        summarize(`daemon /livez latency p99, ${label} (${live.length} probes, median ${q(live, 0.5).toFixed(1)} ms)`, [q(live, 0.99)], 50),
+        summarize(`idle control server p99, probed alongside (${ctl.length} probes)`, [q(ctl, 0.99)], undefined),
+        summarize(`daemon event-loop lag p99, ${label}`, [lagP99], 50),
+        {
+          ...summarize(`chunks/s delivered in order, ${label} (model sends ~${Math.round(sendRate)})`, [rate], Math.round(sendRate * 0.95), "/s"),
+          atLeast: true,
+        },
+        summarize("daemon CPU per streamed chunk", [perChunkUs], undefined, "µs"),
+      ],
+      detail:
+        `${delivered} of ${expected} chunks delivered, ${outOfOrder} out of order, in ${seconds.toFixed(2)} s (the model alone needs ${(((chunks - 1) * delayMs) / 1000).toFixed(2)} s); ` +
+        `/livez p99 ${q(live, 0.99).toFixed(1)} ms max ${Math.max(...live).toFixed(1)} ms (control p99 ${q(ctl, 0.99).toFixed(1)} ms); ` +
+        `lag p99 ${lagP99.toFixed(1)} ms max ${lagMax.toFixed(1)} ms; daemon CPU ${(cpuMs / 1000).toFixed(2)} s = ${perChunkUs.toFixed(0)} µs/chunk; ` +
+        `other processes used ${machine.othersCores.toFixed(2)} cores meanwhile`,
+      noise: machine,
+    };
+  } finally {
+    for (const w of windows) await w.close().catch(() => undefined);
+    control.kill();
+    await stopDaemon(home);
+    await model.close();
+    rmSync(home, { recursive: true, force: true });
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+function q(samples: number[], p: number): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))] ?? NaN;
+}
+
+if (process.argv[1]?.endsWith("streaming.js")) {
+  const { table } = await import("./stats.js");
+  const r = await streamingBench();
+  process.stdout.write(`${table(r.rows)}\n${r.detail}\n`);
+}
