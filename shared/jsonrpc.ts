@@ -8,6 +8,20 @@ import { ExactId, rawTopLevelId } from "./exact-id.js";
 export { ExactId, rawTopLevelId } from "./exact-id.js";
 export type JsonRpcId = number | string | null | ExactId;
 
+/** Longest caller-supplied value (a session id, a method name) an error message quotes whole. */
+export const QUOTE_MAX_CHARS = 128;
+
+/**
+ * A caller-supplied value as an error message quotes it: whole when short, else its start and its
+ * length, so a 2 MiB session id does not come back in the message (`data` carries it exactly).
+ */
+export function clipped(value: string, max = QUOTE_MAX_CHARS): string {
+  if (value.length <= max) return value;
+  // Never end on the first half of a surrogate pair: the message must stay valid UTF-16.
+  const end = /[\uD800-\uDBFF]/.test(value[max - 1]!) ? max - 1 : max;
+  return `${value.slice(0, end)}… (${value.length} characters)`;
+}
+
 /**
  * Every error this agent answers with, in one place: its code and how its message reads (like
  * fastify's errors.js). Code elsewhere names an entry, never a number.
@@ -15,19 +29,19 @@ export type JsonRpcId = number | string | null | ExactId;
 export const ERRORS = {
   ParseError: { code: -32700, message: (detail: string) => detail },
   InvalidRequest: { code: -32600, message: (detail: string) => `Invalid request: ${detail}` },
-  MethodNotFound: { code: -32601, message: (method: string) => `Method not found: ${method}` },
+  MethodNotFound: { code: -32601, message: (method: string) => `Method not found: ${clipped(method)}` },
   InvalidParams: { code: -32602, message: (detail: string) => `Invalid params: ${detail}` },
   InternalError: { code: -32603, message: (detail: string) => detail },
   /** No provider credentials: the client can run the terminal auth method (`reasonix setup`). */
   AuthRequired: { code: -32000, message: (detail: string) => detail },
   /** The shim's daemon went away, or could not start or be reached; the message is the cause. */
   DaemonUnavailable: { code: -32001, message: (detail: string) => detail },
-  ResourceNotFound: { code: -32002, message: (sessionId: string) => `Session not found: ${sessionId}` },
+  ResourceNotFound: { code: -32002, message: (sessionId: string) => `Session not found: ${clipped(sessionId)}` },
   RequestCancelled: { code: -32800, message: () => "Request cancelled" },
   /** The specification words inbox refusals (full, too large, not pending) as -32600 without a prefix. */
   InboxRefused: { code: -32600, message: (detail: string) => detail },
   /** Vendor methods name an unknown session -32602, as the specification's table says. */
-  VendorUnknownSession: { code: -32602, message: (sessionId: string) => `Invalid params: sessionId: unknown session ${sessionId}` },
+  VendorUnknownSession: { code: -32602, message: (sessionId: string) => `Invalid params: sessionId: unknown session ${clipped(sessionId)}` },
 } as const;
 
 export const ErrorCode = {
