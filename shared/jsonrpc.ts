@@ -4,23 +4,11 @@
  * runs one peer per WebSocket, tests run one over stdio.
  */
 import { ExactId, rawTopLevelId } from "./exact-id.js";
+import { clipped } from "./quote.js";
 
 export { ExactId, rawTopLevelId } from "./exact-id.js";
+export { clipped, QUOTE_MAX_CHARS } from "./quote.js";
 export type JsonRpcId = number | string | null | ExactId;
-
-/** Longest caller-supplied value (a session id, a method name) an error message quotes whole. */
-export const QUOTE_MAX_CHARS = 128;
-
-/**
- * A caller-supplied value as an error message quotes it: whole when short, else its start and its
- * length, so a 2 MiB session id does not come back in the message (`data` carries it exactly).
- */
-export function clipped(value: string, max = QUOTE_MAX_CHARS): string {
-  if (value.length <= max) return value;
-  // Never end on the first half of a surrogate pair: the message must stay valid UTF-16.
-  const end = /[\uD800-\uDBFF]/.test(value[max - 1]!) ? max - 1 : max;
-  return `${value.slice(0, end)}… (${value.length} characters)`;
-}
 
 /**
  * Every error this agent answers with, in one place: its code and how its message reads (like
