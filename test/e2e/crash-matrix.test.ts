@@ -36,7 +36,7 @@ const ROUNDS = Number(process.env.REASONIX_CRASH_ROUNDS ?? 1);
  * them, seeded, for more kills per run at little cost.
  */
 const CHEAP = ["streaming", "inbox enqueue", "inbox update", "inbox delete", "inbox move", "inbox setPaused", "inbox refresh"];
-const EXTRA = Number(process.env.REASONIX_CRASH_EXTRA ?? 4);
+const EXTRA = Number(process.env.REASONIX_CRASH_EXTRA ?? 3);
 /** Only the points whose name contains this (when chasing one point). */
 const ONLY = process.env.REASONIX_CRASH_ONLY;
 
