@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { classify, ConnectionClosedError, JsonRpcPeer, ResultThen, RpcError, rawTopLevelId } from "./jsonrpc.js";
+import { classify, clipped, ConnectionClosedError, JsonRpcPeer, QUOTE_MAX_CHARS, ResultThen, RpcError, rawTopLevelId } from "./jsonrpc.js";
 
 /** Two peers wired back to back, as over a socket. */
 function pair(handlersB: ConstructorParameters<typeof JsonRpcPeer>[1]) {
@@ -123,4 +123,20 @@ test("ids beyond JavaScript's safe integers are echoed exactly as they were sent
     sent.some((l) => JSON.parse(l).error?.code === -32700),
     "a broken line is still -32700",
   );
+});
+
+test("error messages quote a caller's huge session id or method clipped, once; data keeps it exact", () => {
+  const id = "s".repeat(2 * 1024 * 1024);
+  for (const err of [RpcError.of("VendorUnknownSession", id, { sessionId: id }), RpcError.sessionNotFound(id), RpcError.methodNotFound(id)]) {
+    assert.ok(err.message.length < QUOTE_MAX_CHARS + 80, `${err.code}: a message of ${err.message.length} characters`);
+    assert.match(err.message, /s… \(2097152 characters\)$/);
+    const wire = JSON.stringify(err.toObject());
+    assert.ok(wire.length < id.length + 1000, `${err.code}: the id comes back once, not twice (${wire.length} characters)`);
+    assert.equal(Object.values(err.data as object)[0], id);
+  }
+  assert.equal(RpcError.of("VendorUnknownSession", "abc").message, "Invalid params: sessionId: unknown session abc");
+  assert.equal(clipped("x".repeat(QUOTE_MAX_CHARS)), "x".repeat(QUOTE_MAX_CHARS));
+  // A surrogate pair across the cut is left out whole, never halved.
+  const emoji = `${"x".repeat(QUOTE_MAX_CHARS - 1)}😀tail`;
+  assert.equal(clipped(emoji), `${"x".repeat(QUOTE_MAX_CHARS - 1)}… (${emoji.length} characters)`);
 });

@@ -4,8 +4,10 @@
  * runs one peer per WebSocket, tests run one over stdio.
  */
 import { ExactId, rawTopLevelId } from "./exact-id.js";
+import { clipped } from "./quote.js";
 
 export { ExactId, rawTopLevelId } from "./exact-id.js";
+export { clipped, QUOTE_MAX_CHARS } from "./quote.js";
 export type JsonRpcId = number | string | null | ExactId;
 
 /**
@@ -15,19 +17,19 @@ export type JsonRpcId = number | string | null | ExactId;
 export const ERRORS = {
   ParseError: { code: -32700, message: (detail: string) => detail },
   InvalidRequest: { code: -32600, message: (detail: string) => `Invalid request: ${detail}` },
-  MethodNotFound: { code: -32601, message: (method: string) => `Method not found: ${method}` },
+  MethodNotFound: { code: -32601, message: (method: string) => `Method not found: ${clipped(method)}` },
   InvalidParams: { code: -32602, message: (detail: string) => `Invalid params: ${detail}` },
   InternalError: { code: -32603, message: (detail: string) => detail },
   /** No provider credentials: the client can run the terminal auth method (`reasonix setup`). */
   AuthRequired: { code: -32000, message: (detail: string) => detail },
   /** The shim's daemon went away, or could not start or be reached; the message is the cause. */
   DaemonUnavailable: { code: -32001, message: (detail: string) => detail },
-  ResourceNotFound: { code: -32002, message: (sessionId: string) => `Session not found: ${sessionId}` },
+  ResourceNotFound: { code: -32002, message: (sessionId: string) => `Session not found: ${clipped(sessionId)}` },
   RequestCancelled: { code: -32800, message: () => "Request cancelled" },
   /** The specification words inbox refusals (full, too large, not pending) as -32600 without a prefix. */
   InboxRefused: { code: -32600, message: (detail: string) => detail },
   /** Vendor methods name an unknown session -32602, as the specification's table says. */
-  VendorUnknownSession: { code: -32602, message: (sessionId: string) => `Invalid params: sessionId: unknown session ${sessionId}` },
+  VendorUnknownSession: { code: -32602, message: (sessionId: string) => `Invalid params: sessionId: unknown session ${clipped(sessionId)}` },
 } as const;
 
 export const ErrorCode = {

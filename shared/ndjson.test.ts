@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { ExactId } from "./exact-id.js";
 import { LineReader, idFromHead } from "./ndjson.js";
 
 function collect(max?: number) {
@@ -42,4 +43,13 @@ test("idFromHead finds top-level ids only", () => {
   assert.equal(idFromHead('{"id": -3, "jsonrpc":"2.0"'), -3);
   assert.equal(idFromHead('{"jsonrpc":"2.0","params":{"id":5}'), null);
   assert.equal(idFromHead("not json"), null);
+});
+
+test("idFromHead keeps a number JavaScript would round as its JSON text; safe integers stay numbers", () => {
+  assert.deepEqual(idFromHead('{"jsonrpc":"2.0","id":18446744073709551617,"method":"m"'), new ExactId("18446744073709551617"));
+  assert.deepEqual(idFromHead('{"id":-123456789012345678901234567890,"jsonrpc":"2.0"'), new ExactId("-123456789012345678901234567890"));
+  assert.deepEqual(idFromHead('{"id":1e400,"jsonrpc":"2.0"'), new ExactId("1e400"));
+  assert.deepEqual(idFromHead('{"id":1.50,"jsonrpc":"2.0"'), new ExactId("1.50"));
+  assert.equal(idFromHead('{"id":9007199254740991,"jsonrpc":"2.0"'), 9007199254740991);
+  assert.equal(idFromHead('{"id":2.5,"jsonrpc":"2.0"'), 2.5);
 });

@@ -1,3 +1,5 @@
+import { ExactId } from "./exact-id.js";
+
 /**
  * NDJSON framing shared by the shim (editor stdio) and tests.
  *
@@ -75,13 +77,17 @@ export class LineReader {
 /**
  * Finds the top-level "id" of a JSON-RPC message from its first bytes, when it comes before any
  * nested object (as every common serializer writes it), so an oversize request still gets an
- * answer its sender is waiting for.
+ * answer its sender is waiting for. A number JavaScript would round or rewrite
+ * (18446744073709551617, 1e400, 1.50) is kept as its JSON text, as the shim keeps it everywhere.
  */
-export function idFromHead(head: string): number | string | null {
-  const m = /^\s*\{[^{]*?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(head);
+export function idFromHead(head: string): number | string | ExactId | null {
+  const m = /^\s*\{[^{]*?"id"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")/.exec(head);
   if (!m) return null;
+  const raw = m[1]!;
   try {
-    return JSON.parse(m[1]!) as number | string;
+    const id = JSON.parse(raw) as number | string;
+    if (typeof id === "number" && !Number.isSafeInteger(id) && String(id) !== raw) return new ExactId(raw);
+    return id;
   } catch {
     return null;
   }

@@ -1,7 +1,7 @@
 import type { InitializeResponse } from "@agentclientprotocol/sdk";
 import type { AcpWindow } from "./context.js";
 import { rmSync } from "node:fs";
-import { RpcError } from "../../shared/jsonrpc.js";
+import { clipped, RpcError } from "../../shared/jsonrpc.js";
 import type { z } from "zod";
 import type { AuthenticateRequest, InitializeRequest } from "../../shared/acp-schemas.js";
 import { toClientCaps } from "./client-caps.js";
@@ -59,7 +59,7 @@ export function logout(_params: unknown, conn: AcpWindow): Record<string, never>
 
 export function authenticate(params: z.output<typeof AuthenticateRequest>): Record<string, never> {
   if (params.methodId !== SETUP_AUTH_METHOD_ID) {
-    throw RpcError.invalidParams(`methodId: unknown authentication method "${params.methodId}"`);
+    throw RpcError.invalidParams(`methodId: unknown authentication method "${clipped(params.methodId)}"`);
   }
   return {};
 }

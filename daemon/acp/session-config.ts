@@ -5,7 +5,7 @@
  */
 import type { SessionConfigOption } from "@agentclientprotocol/sdk";
 import { z } from "zod";
-import { RpcError } from "../../shared/jsonrpc.js";
+import { clipped, RpcError } from "../../shared/jsonrpc.js";
 import type { SetConfigOptionRequest, SetModeRequest } from "../../shared/acp-schemas.js";
 import { configOptions, modeState } from "../sessions/controls.js";
 import { setEffort, setMode as applyMode, setModel as applyModel, setToolApproval } from "../sessions/settings.js";
@@ -78,7 +78,7 @@ export async function setConfigOption(
       await setToolApproval(session, LEGACY_PRESETS[params.value] ?? params.value, conn);
       break;
     default:
-      throw RpcError.invalidParams(`configId: unknown config option "${params.configId}"`);
+      throw RpcError.invalidParams(`configId: unknown config option "${clipped(params.configId)}"`);
   }
   return { configOptions: list() };
 }

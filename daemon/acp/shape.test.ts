@@ -27,3 +27,11 @@ test("a _meta object over the size limit is refused; large text elsewhere is not
     (e: { code: number; message: string }) => e.code === -32602 && /prompt\[0\]\._meta: \d+ bytes exceeds/.test(e.message),
   );
 });
+
+test("a huge member name is quoted clipped in the error, not whole", () => {
+  const key = "k".repeat(1024 * 1024);
+  assert.throws(
+    () => checkShape({ [key]: nested(100) }),
+    (err: Error & { code?: number }) => err.code === -32602 && err.message.length < 1000 && /k… \(1048576 characters\)/.test(err.message),
+  );
+});

@@ -3,13 +3,13 @@
  * any depth, but JSON.stringify and every recursive walk after it do not: a prompt whose `_meta`
  * nests 100,000 deep used to fail deep inside the turn and wedge its session.
  */
-import { RpcError } from "../../shared/jsonrpc.js";
+import { clipped, RpcError } from "../../shared/jsonrpc.js";
 
 export const MAX_PARAMS_DEPTH = 64;
 export const MAX_META_BYTES = 64 * 1024;
 
 const pathText = (path: readonly (string | number)[]): string =>
-  path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("") || "params";
+  path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? clipped(p) : `.${clipped(p)}`)).join("") || "params";
 
 /** Throws -32602 naming the field when params nest too deep or a `_meta` object is too large. */
 export function checkShape(params: unknown): void {

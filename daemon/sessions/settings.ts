@@ -4,7 +4,7 @@
  * the model as a note appended to the next user message; nothing it has already seen is rewritten.
  */
 import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
-import { RpcError } from "../../shared/jsonrpc.js";
+import { clipped, RpcError } from "../../shared/jsonrpc.js";
 import { resolveModelRef } from "../provider/registry.js";
 import { AUTO, effortLevels } from "../provider/effort.js";
 import { isPreset } from "../tools/permissions.js";
@@ -40,7 +40,7 @@ function announce(session: SettingsHost, exclude: ClientPort | undefined): void 
 }
 
 export async function setMode(session: SettingsHost, modeId: string, origin: ClientPort | undefined): Promise<void> {
-  if (!isMode(modeId)) throw RpcError.invalidParams(`modeId: unknown mode "${modeId}"`);
+  if (!isMode(modeId)) throw RpcError.invalidParams(`modeId: unknown mode "${clipped(modeId)}"`);
   const record = session.record;
   if (record.mode === modeId) return;
   const previous = record.mode;
@@ -56,7 +56,7 @@ export async function setMode(session: SettingsHost, modeId: string, origin: Cli
 
 export async function setModel(session: SettingsHost, value: string, origin: ClientPort | undefined): Promise<void> {
   const choice = resolveModelRef(session.config(), value);
-  if (!choice) throw RpcError.invalidParams(`value: unknown model "${value}"`);
+  if (!choice) throw RpcError.invalidParams(`value: unknown model "${clipped(value)}"`);
   if (choice.ref === session.record.model) return;
   session.record.model = choice.ref;
   if (!effortLevels(choice.provider.name).includes(session.record.effort)) session.record.effort = AUTO;
@@ -66,7 +66,7 @@ export async function setModel(session: SettingsHost, value: string, origin: Cli
 
 export async function setEffort(session: SettingsHost, value: string, origin: ClientPort | undefined): Promise<void> {
   const levels = effortLevels(providerOf(session.config(), session.record.model));
-  if (!levels.includes(value)) throw RpcError.invalidParams(`value: unknown effort "${value}"; this model takes ${levels.join(", ")}`);
+  if (!levels.includes(value)) throw RpcError.invalidParams(`value: unknown effort "${clipped(value)}"; this model takes ${levels.join(", ")}`);
   if (value === session.record.effort) return;
   session.record.effort = value;
   announce(session, origin);
@@ -74,7 +74,7 @@ export async function setEffort(session: SettingsHost, value: string, origin: Cl
 }
 
 export async function setToolApproval(session: SettingsHost, value: string, origin: ClientPort | undefined): Promise<void> {
-  if (!isPreset(value)) throw RpcError.invalidParams(`value: unknown permission preset "${value}"`);
+  if (!isPreset(value)) throw RpcError.invalidParams(`value: unknown permission preset "${clipped(value)}"`);
   if (value === session.record.toolApproval) return;
   // Applies at once, even mid-turn: the gate reads the record on every call.
   session.record.toolApproval = value;

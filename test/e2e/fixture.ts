@@ -24,8 +24,11 @@ export type Connector = "in-process" | "process";
 
 export interface WorldOptions extends Partial<AgentOptions> {
   noModel?: boolean;
-  /** Runs on the fresh home before the first window starts (it starts the daemon at once). */
-  prepare?: (home: string) => void | Promise<void>;
+  /**
+   * Runs on the fresh home before the first window starts (it starts the daemon at once); the
+   * scripted model is already listening, so config.json may name its address.
+   */
+  prepare?: (home: string, model: ScriptedModel) => void | Promise<void>;
   /** default "in-process" */
   connector?: Connector;
 }
@@ -46,8 +49,14 @@ export async function world(t: TestContext, opts: WorldOptions & { connector: "p
 export async function world(t: TestContext, opts?: WorldOptions): Promise<World>;
 export async function world(t: TestContext, { prepare, connector = "in-process", ...opts }: WorldOptions = {}): Promise<World> {
   const home = await makeHome();
-  await prepare?.(home.dir);
   const model = await ScriptedModel.start();
+  try {
+    await prepare?.(home.dir, model);
+  } catch (err) {
+    await model.close();
+    await home.cleanup();
+    throw err;
+  }
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), "rx-ws-")));
   const agents: Agent[] = [];
   const spawn = (extra: Partial<AgentOptions> = {}): Agent => {

@@ -85,6 +85,12 @@ test("a 33 MiB line gets an error answering its id; the connection stays usable"
   const err = await agent.waitForLine((m) => m.id === "huge", 20_000, from);
   assert.equal(err.error.code, -32600);
   assert.match(err.error.message, /32 MiB/);
+  // An id JavaScript would round comes back as it was written, as every other shim answer does.
+  const out = agent.stdoutLines.length;
+  agent.writeRaw(`{"jsonrpc":"2.0","id":18446744073709551617,${huge.slice(huge.indexOf('"method"'))}\n`);
+  await agent.waitForLine((m) => m.error?.code === -32600, 20_000, agent.messages.indexOf(err) + 1);
+  const line = agent.stdoutLines.slice(out).find((l) => l.includes("-32600"));
+  assert.ok(line?.startsWith('{"jsonrpc":"2.0","id":18446744073709551617,"error"'), line?.slice(0, 120));
   const list = await agent.rawRequest({ id: "still-here", method: "session/list", params: {} });
   assert.equal(list.result.sessions.length >= 0, true);
   assert.ok((await agent.prompt(sessionId, "small prompt")).stopReason);

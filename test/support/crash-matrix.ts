@@ -56,6 +56,10 @@ export interface CrashPoint {
   arm(run: Run): Promise<void>;
   /** point-specific checks after the restart (the common ones run for every point) */
   verify?(run: Run, next: Agent): Promise<void>;
+  /** point-specific checks of the dead daemon's store, beside the common ones */
+  stored?(run: Run, store: Store): Promise<void>;
+  /** after every check: new work on what the point left (it may ask the model) */
+  resume?(run: Run, next: Agent): Promise<void>;
 }
 
 /** A small seeded generator (mulberry32): the same seed, the same order and choices. */
@@ -124,10 +128,11 @@ export async function killDaemon(run: Run, windows: AgentProcess[]): Promise<voi
 }
 
 /** Opens the dead daemon's store in this process: no holes, no damaged value, records consistent. */
-export async function checkStore(run: Run): Promise<void> {
+export async function checkStore(run: Run, point?: Pick<CrashPoint, "stored">): Promise<void> {
   const store = await openWhenFree(join(run.home, "db"));
   try {
     await scanStore(store);
+    await point?.stored?.(run, store);
     for (const s of run.sessions) {
       const events = await store.range<unknown>(keys.eventPrefix(s.id));
       const stored = await store.keysOf(keys.eventPrefix(s.id));

@@ -13,7 +13,7 @@ import WebSocket, { type RawData } from "ws";
 import { createDaemon, type Daemon } from "../../daemon/main.js";
 import { AlreadyRunningError, StartupError } from "../../daemon/startup.js";
 import { currentBuild } from "../../shared/build.js";
-import { ErrorCode, type JsonRpcId } from "../../shared/jsonrpc.js";
+import { ErrorCode, ExactId, type JsonRpcId } from "../../shared/jsonrpc.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../../shared/ndjson.js";
 import { resolvePaths, type Paths } from "../../shared/paths.js";
 import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../../shared/wire.js";
@@ -67,7 +67,8 @@ async function stopDaemonIn(home: string): Promise<void> {
 // The window: the shim's job, done in this process
 
 function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } });
+  const error = JSON.stringify(data === undefined ? { code, message } : { code, message, data });
+  return `{"jsonrpc":"2.0","id":${id instanceof ExactId ? id.text : JSON.stringify(id)},"error":${error}}`;
 }
 
 function frameBytes(data: RawData): Buffer {
