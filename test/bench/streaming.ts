@@ -56,6 +56,22 @@ function prober(socketPath: string, path: string): { stop(): Promise<number[]> }
   };
 }
 
+/** The daemon's system-call counts and its CPU split (user, system), from /proc; zeros elsewhere. */
+function kernelSide(pid: number): { writes: number; reads: number; userMs: number; systemMs: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, "utf8");
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
+    const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, "m").exec(io)?.[1] ?? 0);
+    return { writes: field("syscw"), reads: field("syscr"), userMs: f[11]! * 10, systemMs: f[12]! * 10 };
+  } catch {
+    return { writes: 0, reads: 0, userMs: 0, systemMs: 0 };
+  }
+}
+
 const CONTROL = `require("node:http").createServer((q, s) => s.end('{"ok":true}')).listen(process.argv[1], () => process.stdout.write("ready\\n"));`;
 
 export interface StreamingResult {
@@ -103,12 +119,17 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     const next = new Map<string, number>(sessions.map((s) => [s.id, 0]));
     let outOfOrder = 0;
     let delivered = 0;
+    // When each session's first chunk and the run's last chunk reached their window.
+    const firstChunks: bigint[] = [];
+    let lastChunkAt = 0n;
     for (const w of windows) {
       w.onNotification = (line) => {
         if (!line.includes('"agent_message_chunk"')) return;
         const m = /"sessionId":"([^"]+)".*"text":"c(\d+) "/.exec(line);
         if (!m) return;
         delivered++;
+        lastChunkAt = process.hrtime.bigint();
+        if (m[2] === "0") firstChunks.push(lastChunkAt);
         const want = next.get(m[1]!)!;
         if (Number(m[2]) !== want) outOfOrder++;
         next.set(m[1]!, Number(m[2]) + 1);
@@ -122,12 +143,21 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     await get(socketPath, "/metrics"); // resets the daemon's lag histogram
     const noise = noiseWindow([pid, control.pid!, ...windows.map((w) => w.child.pid!)]);
     const cpu0 = processCpuMs(pid);
+    const k0 = kernelSide(pid);
+    const shimPids = windows.map((w) => w.child.pid!);
+    const shims0 = shimPids.reduce((a, p) => a + processCpuMs(p), 0);
+    const self0 = processCpuMs("self");
     const livez = prober(socketPath, "/livez");
     const idle = prober(controlSocket, "/");
     const started = process.hrtime.bigint();
     await Promise.all(sessions.map((s) => s.w.request("session/prompt", { sessionId: s.id, prompt: [{ type: "text", text: "talk" }] })));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpuMs = processCpuMs(pid) - cpu0;
+    const k1 = kernelSide(pid);
+    const shimsMs = shimPids.reduce((a, p) => a + processCpuMs(p), 0) - shims0;
+    const selfMs = processCpuMs("self") - self0;
+    const ms = (t: bigint): string => (Number(t - started) / 1e6).toFixed(0);
+    firstChunks.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const [live, ctl] = await Promise.all([livez.stop(), idle.stop()]);
     if (process.env.BENCH_TRACE) process.stderr.write(`livez: ${live.map((v) => v.toFixed(0)).join(" ")}\n`);
     const machine = noise.stop();
@@ -154,7 +184,10 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
       detail:
         `${delivered} of ${expected} chunks delivered, ${outOfOrder} out of order, in ${seconds.toFixed(2)} s (the model alone needs ${(((chunks - 1) * delayMs) / 1000).toFixed(2)} s); ` +
         `/livez p99 ${q(live, 0.99).toFixed(1)} ms max ${Math.max(...live).toFixed(1)} ms (control p99 ${q(ctl, 0.99).toFixed(1)} ms); ` +
-        `lag p99 ${lagP99.toFixed(1)} ms max ${lagMax.toFixed(1)} ms; daemon CPU ${(cpuMs / 1000).toFixed(2)} s = ${perChunkUs.toFixed(0)} µs/chunk; ` +
+        `lag p99 ${lagP99.toFixed(1)} ms max ${lagMax.toFixed(1)} ms; daemon CPU ${(cpuMs / 1000).toFixed(2)} s = ${perChunkUs.toFixed(0)} µs/chunk ` +
+        `(user ${((k1.userMs - k0.userMs) / 1000).toFixed(2)} s, system ${((k1.systemMs - k0.systemMs) / 1000).toFixed(2)} s; ${k1.writes - k0.writes} write and ${k1.reads - k0.reads} read system calls); ` +
+        `first chunks reached the windows ${ms(firstChunks[0] ?? started)}–${ms(firstChunks.at(-1) ?? started)} ms after the prompts went out, the last chunk at ${ms(lastChunkAt)} ms; ` +
+        `the five shims used ${(shimsMs / 1000).toFixed(2)} s of CPU, the model and clients (this process) ${(selfMs / 1000).toFixed(2)} s; ` +
         `other processes used ${machine.othersCores.toFixed(2)} cores meanwhile`,
       noise: machine,
     };
