@@ -5,6 +5,7 @@
 import type { Store } from "../store/store.js";
 import type { SessionState } from "./session-state.js";
 import type { ClientPort } from "./types.js";
+import { updatesOf } from "./ledger-join.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
 
@@ -23,9 +24,13 @@ export async function replayLedger(state: SessionState, store: Store, port: Clie
       if (value.seq > sent + 1) missing.push([sent + 1, value.seq - 1]);
       sent = value.seq;
       progressed = true;
-      if (value.type === "update" && !port.closed) port.sendUpdate(id, value.update);
-      // A long history goes out at the pace the window takes it, not all into memory at once.
-      while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
+      if (value.type !== "update") continue;
+      // A record holds up to 64 KiB of chunks: the pace is kept per update, not per record.
+      for (const update of updatesOf(value)) {
+        if (!port.closed) port.sendUpdate(id, update);
+        // A long history goes out at the pace the window takes it, not all into memory at once.
+        while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
+      }
     }
     // Caught up, or the store holds no more than this (a failed write memory has not reloaded from).
     if (sent >= state.record.lastSeq || !progressed) break;

@@ -8,6 +8,7 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import { keys, type Store } from "../store/store.js";
 import { StoreWriteError } from "../store/errors.js";
 import { SessionWriter } from "./writer.js";
+import { ChunkJoiner } from "./ledger-join.js";
 import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "./list-index.js";
 import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
 
@@ -20,6 +21,7 @@ export function storeFailureError(err: unknown): RpcError {
 
 export class SessionState {
   private readonly writer: SessionWriter;
+  private readonly chunks = new ChunkJoiner();
   private faultError: unknown;
   /** The list index keys the store holds for this session now. */
   private indexed: string[];
@@ -86,8 +88,11 @@ export class SessionState {
   }
 
   appendLedger(entry: LedgerBody): void {
+    if (entry.type === "update" && this.chunks.join(entry.update, this.writer.generation)) return;
     const seq = ++this.record.lastSeq;
-    this.put(keys.event(this.id, seq), { ...entry, seq, at: new Date().toISOString() });
+    const stored = { ...entry, seq, at: new Date().toISOString() };
+    this.put(keys.event(this.id, seq), stored);
+    this.chunks.opened(this.faultError === undefined ? stored : undefined, this.writer.generation);
   }
 
   /** Persists the record with everything before it and waits for the disk: a commit point. */

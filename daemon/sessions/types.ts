@@ -97,7 +97,11 @@ export interface UsageTotals {
 }
 
 export type LedgerBody =
-  | { type: "update"; update: SessionUpdate }
+  /**
+   * `more`: the texts of the chunks of `update`'s kind that streamed right after it, each sent as
+   * its own update (see ledger-join.ts); absent when the record holds one update.
+   */
+  | { type: "update"; update: SessionUpdate; more?: string[] }
   | { type: "turn_start"; turnId: string }
   | { type: "turn_end"; turnId: string; stopReason?: StopReason; error?: string }
   | { type: "interrupted" }

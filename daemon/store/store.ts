@@ -227,7 +227,7 @@ export class Store {
     }
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ ops: encoded, sync, resolve, reject });
-      if (!this.writing) void this.pump();
+      this.startPump();
     });
   }
 
@@ -249,6 +249,17 @@ export class Store {
     }
     while (this.writing) await new Promise((r) => setImmediate(r));
     if (this.db.status === "open" || this.db.status === "opening") await this.db.close();
+  }
+
+  /**
+   * The writer starts once this turn of the event loop is over, so that the batches handed in
+   * meanwhile go to LevelDB as one write: every session's timed flush falls due together
+   * (writer.ts), and a write's fixed cost is most of what a streamed chunk cost the store.
+   */
+  private startPump(): void {
+    if (this.writing) return;
+    this.writing = true;
+    setImmediate(() => void this.pump());
   }
 
   private async pump(): Promise<void> {
@@ -310,7 +321,7 @@ export class Store {
           this.log?.error({ err }, "store recovery listener failed");
         }
       }
-      if (this.queue.length > 0 && !this.writing) void this.pump();
+      if (this.queue.length > 0) this.startPump();
       return;
     }
   }

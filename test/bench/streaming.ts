@@ -9,7 +9,8 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { BIN, daemonPid, stopDaemon, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
 import { noiseWindow, processCpuMs, type Noise } from "./machine.js";
@@ -56,6 +57,80 @@ function prober(socketPath: string, path: string): { stop(): Promise<number[]> }
   };
 }
 
+/** The daemon's system-call counts and its CPU split (user, system), from /proc; zeros elsewhere. */
+function kernelSide(pid: number): { writes: number; reads: number; userMs: number; systemMs: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, "utf8");
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
+    const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, "m").exec(io)?.[1] ?? 0);
+    return { writes: field("syscw"), reads: field("syscr"), userMs: f[11]! * 10, systemMs: f[12]! * 10 };
+  } catch {
+    return { writes: 0, reads: 0, userMs: 0, systemMs: 0 };
+  }
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+interface BenchModel {
+  url: string;
+  /** epoch milliseconds at which each streamed request reached the model */
+  asked: number[];
+  pid: number | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * The scripted model in this process; with BENCH_MODEL_PROCESS=1 in a process of its own
+ * (model-process.ts). On two cores the extra process costs more than the shared event loop: in
+ * eight interleaved runs each way the whole run took longer with it (docs/benchmarks.md).
+ */
+async function startModel(chunks: number, delayMs: number): Promise<BenchModel> {
+  const asked: number[] = [];
+  if (process.env.BENCH_MODEL_PROCESS !== "1") {
+    const model = await ScriptedModel.start();
+    model.respond = (req) => {
+      if (JSON.stringify(req.body.messages?.at(-1)?.content ?? "").includes("warm up")) return { content: ["ok"] };
+      asked.push(now());
+      return { content: Array.from({ length: chunks }, (_, i) => `c${i} `), chunkDelayMs: delayMs };
+    };
+    return { url: model.url, asked, pid: undefined, close: () => model.close() };
+  }
+  const child = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), "model-process.js")], {
+    env: { ...process.env, STREAM_CHUNKS: String(chunks), STREAM_DELAY_MS: String(delayMs) },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let rest = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => {
+      rest += text;
+      let nl: number;
+      while ((nl = rest.indexOf("\n")) !== -1) {
+        const [word, value] = rest.slice(0, nl).split(" ");
+        rest = rest.slice(nl + 1);
+        if (word === "url") resolve(value!);
+        else if (word === "asked") asked.push(Number(value));
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`the model process exited (${code})`)));
+  });
+  return {
+    url,
+    asked,
+    pid: child.pid,
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
 const CONTROL = `require("node:http").createServer((q, s) => s.end('{"ok":true}')).listen(process.argv[1], () => process.stdout.write("ready\\n"));`;
 
 export interface StreamingResult {
@@ -71,9 +146,7 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
   const delayMs = opts.delayMs ?? 5;
   const home = mkdtempSync(join(tmpdir(), "rx-b-"));
   const workdir = mkdtempSync(join(tmpdir(), "rx-bw-"));
-  const model = await ScriptedModel.start();
-  let warm = false;
-  model.respond = () => (warm ? { content: ["ok"] } : { content: Array.from({ length: chunks }, (_, i) => `c${i} `), chunkDelayMs: delayMs });
+  const model = await startModel(chunks, delayMs);
   const env: Record<string, string> = { REASONIX_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: TEST_API_KEY };
   // BENCH_CPU_PROF=<dir>: the daemon is started here under --cpu-prof and writes its profile there on exit.
   if (process.env.BENCH_CPU_PROF) {
@@ -103,12 +176,17 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     const next = new Map<string, number>(sessions.map((s) => [s.id, 0]));
     let outOfOrder = 0;
     let delivered = 0;
+    // When each session's first chunk and the run's last chunk reached their window.
+    const firstChunks: number[] = [];
+    let lastChunkAt = 0;
     for (const w of windows) {
       w.onNotification = (line) => {
         if (!line.includes('"agent_message_chunk"')) return;
         const m = /"sessionId":"([^"]+)".*"text":"c(\d+) "/.exec(line);
         if (!m) return;
         delivered++;
+        lastChunkAt = now();
+        if (m[2] === "0") firstChunks.push(lastChunkAt);
         const want = next.get(m[1]!)!;
         if (Number(m[2]) !== want) outOfOrder++;
         next.set(m[1]!, Number(m[2]) + 1);
@@ -116,18 +194,29 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     }
 
     // A long-lived daemon has loaded the provider's SDK long before: one short turn does it here.
-    warm = true;
     await sessions[0]!.w.request("session/prompt", { sessionId: sessions[0]!.id, prompt: [{ type: "text", text: "warm up" }] });
-    warm = false;
     await get(socketPath, "/metrics"); // resets the daemon's lag histogram
-    const noise = noiseWindow([pid, control.pid!, ...windows.map((w) => w.child.pid!)]);
+    const noise = noiseWindow([pid, control.pid!, ...windows.map((w) => w.child.pid!), ...(model.pid === undefined ? [] : [model.pid])]);
     const cpu0 = processCpuMs(pid);
+    const k0 = kernelSide(pid);
+    const shimPids = windows.map((w) => w.child.pid!);
+    const shims0 = shimPids.reduce((a, p) => a + processCpuMs(p), 0);
+    const self0 = processCpuMs("self");
+    const model0 = model.pid === undefined ? 0 : processCpuMs(model.pid);
     const livez = prober(socketPath, "/livez");
     const idle = prober(controlSocket, "/");
     const started = process.hrtime.bigint();
+    const startedAt = now();
     await Promise.all(sessions.map((s) => s.w.request("session/prompt", { sessionId: s.id, prompt: [{ type: "text", text: "talk" }] })));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpuMs = processCpuMs(pid) - cpu0;
+    const k1 = kernelSide(pid);
+    const shimsMs = shimPids.reduce((a, p) => a + processCpuMs(p), 0) - shims0;
+    const selfMs = processCpuMs("self") - self0;
+    const ms = (t: number | undefined): string => ((t ?? startedAt) - startedAt).toFixed(0);
+    firstChunks.sort((a, b) => a - b);
+    const asked = [...model.asked].sort((a, b) => a - b);
+    const modelMs = model.pid === undefined ? undefined : processCpuMs(model.pid) - model0;
     const [live, ctl] = await Promise.all([livez.stop(), idle.stop()]);
     if (process.env.BENCH_TRACE) process.stderr.write(`livez: ${live.map((v) => v.toFixed(0)).join(" ")}\n`);
     const machine = noise.stop();
@@ -154,7 +243,14 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
       detail:
         `${delivered} of ${expected} chunks delivered, ${outOfOrder} out of order, in ${seconds.toFixed(2)} s (the model alone needs ${(((chunks - 1) * delayMs) / 1000).toFixed(2)} s); ` +
         `/livez p99 ${q(live, 0.99).toFixed(1)} ms max ${Math.max(...live).toFixed(1)} ms (control p99 ${q(ctl, 0.99).toFixed(1)} ms); ` +
-        `lag p99 ${lagP99.toFixed(1)} ms max ${lagMax.toFixed(1)} ms; daemon CPU ${(cpuMs / 1000).toFixed(2)} s = ${perChunkUs.toFixed(0)} µs/chunk; ` +
+        `lag p99 ${lagP99.toFixed(1)} ms max ${lagMax.toFixed(1)} ms; daemon CPU ${(cpuMs / 1000).toFixed(2)} s = ${perChunkUs.toFixed(0)} µs/chunk ` +
+        `(user ${((k1.userMs - k0.userMs) / 1000).toFixed(2)} s, system ${((k1.systemMs - k0.systemMs) / 1000).toFixed(2)} s; ${k1.writes - k0.writes} write and ${k1.reads - k0.reads} read system calls); ` +
+        `the model was asked ${ms(asked[0])}–${ms(asked.at(-1))} ms after the prompts went out, ` +
+        `first chunks reached the windows ${ms(firstChunks[0])}–${ms(firstChunks.at(-1))} ms after, the last chunk at ${ms(lastChunkAt)} ms; ` +
+        `the five shims used ${(shimsMs / 1000).toFixed(2)} s of CPU, ` +
+        (modelMs === undefined
+          ? `the model and clients (this process) ${(selfMs / 1000).toFixed(2)} s; `
+          : `the model ${(modelMs / 1000).toFixed(2)} s, the clients and probes (this process) ${(selfMs / 1000).toFixed(2)} s; `) +
         `other processes used ${machine.othersCores.toFixed(2)} cores meanwhile`,
       noise: machine,
     };

@@ -1,0 +1,54 @@
+/**
+ * Streamed text chunks share ledger records. Each record costs the store about as much as the rest
+ * of a chunk's path together (encoding, checksum, the batch entry, LevelDB's own work), and a model
+ * streams a chunk every few milliseconds per session. So an agent text chunk that follows one of
+ * the same kind while that record still waits in the session's write buffer is added to it, as
+ * one more text; replay sends each text as its own update again, so a window that loads the
+ * session is sent the chunks it would have been sent live, in the same order. Once a buffer goes
+ * to the store its records no longer change: the next chunk opens a new record.
+ */
+import type { LedgerBody, SessionUpdate } from "./types.js";
+
+/** A record's texts stay a small value: a long answer streamed at once spans several records. */
+const MAX_JOINED_CHARS = 64 * 1024;
+
+type UpdateRecord = Extract<LedgerBody, { type: "update" }>;
+
+/** The text of an agent text chunk that carries nothing else (an id, annotations or _meta would be lost in a record of texts). */
+export function joinableText(update: SessionUpdate): string | undefined {
+  if (update.sessionUpdate !== "agent_message_chunk" && update.sessionUpdate !== "agent_thought_chunk") return undefined;
+  const content = update.content;
+  if (content.type !== "text") return undefined;
+  for (const key in update) if (key !== "sessionUpdate" && key !== "content") return undefined;
+  for (const key in content) if (key !== "type" && key !== "text") return undefined;
+  return content.text;
+}
+
+export class ChunkJoiner {
+  private open: { record: UpdateRecord; generation: number; chars: number } | undefined;
+
+  /** Adds `update` to the open record when it may (same kind, same write buffer); true when it did. */
+  join(update: SessionUpdate, generation: number): boolean {
+    const open = this.open;
+    if (!open || open.generation !== generation || open.record.update.sessionUpdate !== update.sessionUpdate) return false;
+    const text = joinableText(update);
+    if (text === undefined || open.chars + text.length > MAX_JOINED_CHARS) return false;
+    (open.record.more ??= []).push(text);
+    open.chars += text.length;
+    return true;
+  }
+
+  /** The ledger record just buffered (undefined: nothing may join what came before). */
+  opened(record: LedgerBody | undefined, generation: number): void {
+    const text = record?.type === "update" ? joinableText(record.update) : undefined;
+    this.open = text === undefined ? undefined : { record: record as UpdateRecord, generation, chars: text.length };
+  }
+}
+
+/** Every update a stored record stands for, in the order they were sent. */
+export function updatesOf(record: UpdateRecord): SessionUpdate[] {
+  const more = Array.isArray(record.more) ? record.more : [];
+  if (more.length === 0) return [record.update];
+  const kind = record.update.sessionUpdate as "agent_message_chunk" | "agent_thought_chunk";
+  return [record.update, ...more.filter((t) => typeof t === "string").map((text): SessionUpdate => ({ sessionUpdate: kind, content: { type: "text", text } }))];
+}
