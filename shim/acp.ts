@@ -17,7 +17,11 @@ interface Source {
   resume(): void;
 }
 
-let out: string[] = [];
+const NEWLINE = Buffer.from("\n");
+const ANSWER_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
+const PRIVATE_HEAD = Buffer.from(`{"jsonrpc":"2.0","id":"${PRIVATE_ID_PREFIX}`);
+const startsWith = (data: Buffer, head: Buffer): boolean => data.length >= head.length && data.compare(head, 0, head.length, 0, head.length) === 0;
+let out: Buffer[] = [];
 let outSource: Source | undefined;
 let paused = false;
 
@@ -25,10 +29,10 @@ let paused = false;
  * Queues one line for stdout. Lines that arrive together (one socket read holds many frames during a
  * replay) go out in one write, not one syscall each.
  */
-function writeLine(text: string, source?: Source): void {
-  out.push(text);
+function writeLine(line: string | Buffer, source?: Source): void {
+  out.push(typeof line === "string" ? Buffer.from(line) : line, NEWLINE);
   if (source) outSource = source;
-  if (out.length === 1) queueMicrotask(flushOut);
+  if (out.length === 2) queueMicrotask(flushOut);
 }
 
 /**
@@ -37,7 +41,7 @@ function writeLine(text: string, source?: Source): void {
  */
 function flushOut(): void {
   if (out.length === 0) return;
-  const data = `${out.join("\n")}\n`;
+  const data = Buffer.concat(out);
   out = [];
   const source = outSource;
   if (!process.stdout.write(data) && source && !paused) {
@@ -168,11 +172,13 @@ export async function runAcp(args: string[]): Promise<void> {
   const attach = (socket: UnixWebSocket): void => {
     ws = socket;
     daemonPid = readDaemonInfo(paths)?.pid;
-    socket.on("message", (text) => {
+    // Frames pass through as bytes: most are notifications, decoded only to be encoded again.
+    socket.on("bytes", (data) => {
       // The daemon writes "id" right after "jsonrpc", so only frames that start so can settle a request.
-      if (text.startsWith('{"jsonrpc":"2.0","id":')) {
-        if (text.startsWith(`{"jsonrpc":"2.0","id":"${PRIVATE_ID_PREFIX}`)) return;
+      if (startsWith(data, ANSWER_HEAD)) {
+        if (startsWith(data, PRIVATE_HEAD)) return;
         if (memory.pending.size > 0) {
+          const text = data.toString("utf8");
           try {
             const msg = JSON.parse(text) as { id?: JsonRpcId; method?: unknown; result?: { sessionId?: unknown }; error?: unknown };
             if (msg.method === undefined) memory.answer(msg, text);
@@ -181,7 +187,7 @@ export async function runAcp(args: string[]): Promise<void> {
           }
         }
       }
-      writeLine(text, socket);
+      writeLine(data, socket);
     });
     socket.on("close", () => {
       resumeStdin();

@@ -175,7 +175,7 @@ async function rawServer(onConnection: (socket: Socket, frames: ClientFrame[]) =
 }
 
 /** Opens a client on a raw server that writes `bytes`; resolves with what each side saw of the close. */
-async function failedBy(bytes: Buffer[]) {
+async function failedBy(bytes: Buffer[], listen: "message" | "bytes" = "message") {
   let serverFrames: ClientFrame[] = [];
   let serverEnded: Promise<void> | undefined;
   const srv = await rawServer((socket, frames) => {
@@ -185,7 +185,8 @@ async function failedBy(bytes: Buffer[]) {
   });
   const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000);
   const messages: string[] = [];
-  ws.on("message", (t) => messages.push(t));
+  if (listen === "bytes") ws.on("bytes", (b) => messages.push(b.toString()));
+  else ws.on("message", (t) => messages.push(t));
   let error: unknown;
   ws.on("error", (e) => {
     error = e;
@@ -219,6 +220,40 @@ for (const [what, bytes, expected] of refusals) {
     assert.deepEqual(r.messages, []);
   });
 }
+
+test("text that is not UTF-8 fails with 1007 for a listener of bytes too", async () => {
+  for (const bytes of [[frame(0x1, Buffer.from([0x61, 0xc3, 0x28]))], [frame(0x1, "a", { fin: false }), frame(0x0, Buffer.from([0xe2, 0x82]))]]) {
+    const r = await failedBy(bytes, "bytes");
+    assert.equal(r.code, 1007);
+    assert.equal(r.sentCode, 1007);
+    assert.deepEqual(r.messages, []);
+  }
+});
+
+test("with a listener of bytes, a message arrives as its UTF-8 bytes, whole across fragments, and is not decoded for message", async () => {
+  const srv = await rawServer((socket) => {
+    socket.write(frame(0x1, Buffer.from([0x61, 0xc3]), { fin: false }));
+    socket.write(frame(0x0, Buffer.from([0xa9, 0x62])));
+    socket.write(frame(0x1, "second"));
+  });
+  const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000);
+  const decoded: string[] = [];
+  ws.on("message", (t) => decoded.push(t));
+  const got: Buffer[] = [];
+  await new Promise<void>((r) =>
+    ws.on("bytes", (b) => {
+      got.push(b);
+      if (got.length === 2) r();
+    }),
+  );
+  assert.deepEqual(
+    got.map((b) => b.toString("hex")),
+    [Buffer.from("aéb").toString("hex"), Buffer.from("second").toString("hex")],
+  );
+  assert.deepEqual(decoded, [], "message is not emitted while bytes is listened to");
+  await closeClient(ws);
+  await srv.close();
+});
 
 test("a code point split across fragments, and a ping between fragments, leave the message intact", async () => {
   let frames: ClientFrame[] = [];

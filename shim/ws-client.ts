@@ -7,6 +7,7 @@
  * the full `ws` server behind @fastify/websocket, and tests talk to it with `ws`, so the two stay
  * honest against each other.
  */
+import { isUtf8 } from "node:buffer";
 import { connect, type Socket } from "node:net";
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -81,6 +82,11 @@ class ByteQueue {
 
 export interface UnixWebSocketEvents {
   message: [text: string];
+  /**
+   * The same message as its UTF-8 bytes (already checked), for a listener that only passes it on:
+   * when one listens, "message" is not emitted, so nothing is decoded only to be encoded again.
+   */
+  bytes: [data: Buffer];
   close: [code: number, reason: string];
   error: [err: Error];
   /** The socket's write buffer emptied after a `send` returned false. */
@@ -95,7 +101,6 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
   private fragmentBytes = 0;
   /** Set once the connection is failed: nothing more is parsed. */
   private failed = false;
-  private readonly utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   private closed = false;
   private closing: { code: number; reason: string } | undefined;
 
@@ -335,14 +340,12 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         const bytes = this.fragments.length === 1 ? this.fragments[0]! : Buffer.concat(this.fragments, this.fragmentBytes);
         this.fragments = [];
         this.fragmentBytes = 0;
-        let text: string;
-        try {
-          text = this.utf8.decode(bytes);
-        } catch {
+        if (!isUtf8(bytes)) {
           this.fail(1007, "a text message that is not valid UTF-8");
           return;
         }
-        this.emit("message", text);
+        if (this.listenerCount("bytes") > 0) this.emit("bytes", bytes);
+        else this.emit("message", bytes.toString("utf8"));
         return;
       }
       case 0x8: {
