@@ -12,6 +12,7 @@ import { compact, compactIfNeeded, type CompactionResult } from "./compactor.js"
 import { contextEstimate, currentSummary } from "./compaction.js";
 import { continuationText, GOAL_NOTE, nextGoalStep } from "./goal.js";
 import type { SessionPort } from "./session-port.js";
+import { turnStartSlot } from "./turn-start.js";
 
 export interface TurnInput<W> {
   origin: W | undefined;
@@ -159,6 +160,7 @@ export class TurnRunner<W> {
       // Not even the prompt was saved: the turn never started, and the store decides what is true.
       return this.endWithStoreFault(turn, err);
     }
+    await turnStartSlot();
     port.startMeter();
     port.notifyStatus("phase");
 
