@@ -121,9 +121,34 @@ function sayFault(f: Fault, endpoint: Endpoint): string {
   return oneSentence(redact(describeFault(f, host), [endpoint.apiKey]));
 }
 
-export class OpenAIChatModel implements ChatModel {
-  private client: OpenAI | undefined;
+/**
+ * One SDK client per endpoint, shared by every turn that uses it: a session creates a model per
+ * turn, and building a client (every resource class of the SDK) each time was work at every turn
+ * start. Keyed by address and key; the few endpoints a daemon sees never warrant more than a handful.
+ */
+const clients = new Map<string, OpenAI>();
+const MAX_CLIENTS = 16;
 
+async function clientFor(endpoint: Endpoint): Promise<OpenAI> {
+  const key = `${endpoint.baseUrl}\n${endpoint.apiKey}`;
+  const known = clients.get(key);
+  if (known) return known;
+  const { default: OpenAICtor } = await loadSdk();
+  const client = new OpenAICtor({
+    baseURL: endpoint.baseUrl,
+    apiKey: endpoint.apiKey,
+    maxRetries: 0,
+    timeout: 600_000,
+    logLevel: "off",
+    // node:http under the SDK: undici's web streams were a quarter of the daemon's CPU per chunk.
+    fetch: nodeFetch,
+  });
+  if (clients.size >= MAX_CLIENTS) clients.clear();
+  clients.set(key, client);
+  return client;
+}
+
+export class OpenAIChatModel implements ChatModel {
   constructor(
     readonly ref: string,
     readonly model: string,
@@ -132,24 +157,8 @@ export class OpenAIChatModel implements ChatModel {
     private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {}
 
-  private async getClient(): Promise<OpenAI> {
-    if (!this.client) {
-      const { default: OpenAICtor } = await loadSdk();
-      this.client = new OpenAICtor({
-        baseURL: this.endpoint.baseUrl,
-        apiKey: this.endpoint.apiKey,
-        maxRetries: 0,
-        timeout: 600_000,
-        logLevel: "off",
-        // node:http under the SDK: undici's web streams were a quarter of the daemon's CPU per chunk.
-        fetch: nodeFetch,
-      });
-    }
-    return this.client;
-  }
-
   async stream(req: RoundRequest, signal: AbortSignal, onDelta: (d: Delta) => void): Promise<RoundResult> {
-    const client = await this.getClient();
+    const client = await clientFor(this.endpoint);
     const body = {
       model: this.model,
       messages: wellFormed(req.messages),
