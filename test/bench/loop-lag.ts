@@ -6,36 +6,17 @@
  * scrape before the load and one after give the p99 and max over exactly that window. The same
  * load without the grep runs first, side by side.
  */
-import { request } from "node:http";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stopDaemon, TEST_API_KEY } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
+import { gauge, getText } from "./daemon-http.js";
 import { RawClient } from "./raw-client.js";
 import { summarize, type Row } from "./stats.js";
 
 const STREAMERS = 20;
 const CHUNK_DELAY_MS = 20;
-
-function scrape(socketPath: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path: "/metrics", method: "GET" }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve(body));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-function gauge(metrics: string, name: string): number {
-  const m = new RegExp(`^${name} ([0-9.e+-]+)$`, "m").exec(metrics);
-  if (!m) throw new Error(`/metrics has no ${name}`);
-  return Number(m[1]);
-}
 
 interface Window {
   p99Ms: number;
@@ -69,7 +50,7 @@ export async function loopLagBench(): Promise<{ rows: Row[]; detail: string }> {
 
     /** The streamers' turns, and the grep's if asked, inside one measured window. */
     const measure = async (withGrep: boolean): Promise<Window & { grepSeconds?: number }> => {
-      await scrape(socketPath); // starts (or resets) the daemon's histogram
+      await getText(socketPath, "/metrics"); // starts (or resets) the daemon's histogram
       const started = process.hrtime.bigint();
       const streams = windows
         .slice(0, STREAMERS)
@@ -82,7 +63,7 @@ export async function loopLagBench(): Promise<{ rows: Row[]; detail: string }> {
       }
       await Promise.all(streams);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const metrics = await scrape(socketPath);
+      const metrics = await getText(socketPath, "/metrics");
       return {
         p99Ms: gauge(metrics, "reasonix_nodejs_eventloop_lag_p99_seconds") * 1000,
         maxMs: gauge(metrics, "reasonix_nodejs_eventloop_lag_max_seconds") * 1000,

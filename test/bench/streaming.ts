@@ -7,34 +7,15 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BIN, daemonPid, stopDaemon, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
 import { noiseWindow, processCpuMs, type Noise } from "./machine.js";
+import { gauge, getText } from "./daemon-http.js";
 import { RawClient } from "./raw-client.js";
 import { summarize, type Row } from "./stats.js";
-
-function get(socketPath: string, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path, method: "GET" }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve(body));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-function gauge(metrics: string, name: string): number {
-  const m = new RegExp(`^${name} ([0-9.e+-]+)$`, "m").exec(metrics);
-  if (!m) throw new Error(`/metrics has no ${name}`);
-  return Number(m[1]);
-}
 
 /** Probes `path` back to back (10 ms apart) until stopped; resolves with each latency in ms. */
 function prober(socketPath: string, path: string): { stop(): Promise<number[]> } {
@@ -43,7 +24,7 @@ function prober(socketPath: string, path: string): { stop(): Promise<number[]> }
   const loop = (async () => {
     while (running) {
       const t = process.hrtime.bigint();
-      await get(socketPath, path);
+      await getText(socketPath, path);
       out.push(Number(process.hrtime.bigint() - t) / 1e6);
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -195,7 +176,7 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
 
     // A long-lived daemon has loaded the provider's SDK long before: one short turn does it here.
     await sessions[0]!.w.request("session/prompt", { sessionId: sessions[0]!.id, prompt: [{ type: "text", text: "warm up" }] });
-    await get(socketPath, "/metrics"); // resets the daemon's lag histogram
+    await getText(socketPath, "/metrics"); // resets the daemon's lag histogram
     const noise = noiseWindow([pid, control.pid!, ...windows.map((w) => w.child.pid!), ...(model.pid === undefined ? [] : [model.pid])]);
     const cpu0 = processCpuMs(pid);
     const k0 = kernelSide(pid);
@@ -220,7 +201,7 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     const [live, ctl] = await Promise.all([livez.stop(), idle.stop()]);
     if (process.env.BENCH_TRACE) process.stderr.write(`livez: ${live.map((v) => v.toFixed(0)).join(" ")}\n`);
     const machine = noise.stop();
-    const metrics = await get(socketPath, "/metrics");
+    const metrics = await getText(socketPath, "/metrics");
     const lagP99 = gauge(metrics, "reasonix_nodejs_eventloop_lag_p99_seconds") * 1000;
     const lagMax = gauge(metrics, "reasonix_nodejs_eventloop_lag_max_seconds") * 1000;
     const expected = sessions.length * chunks;
