@@ -8,7 +8,11 @@ export const QUOTE_MAX_CHARS = 128;
  */
 export function clipped(value: string, max = QUOTE_MAX_CHARS): string {
   if (value.length <= max) return value;
-  // Never end on the first half of a surrogate pair: the message must stay valid UTF-16.
-  const end = /[\uD800-\uDBFF]/.test(value[max - 1]!) ? max - 1 : max;
-  return `${value.slice(0, end)}… (${value.length} characters)`;
+  return `${value.slice(0, safeCut(value, max))}… (${value.length} characters)`;
+}
+
+/** Where to cut `text` near `i` so the two halves of a surrogate pair stay together (valid UTF-16). */
+export function safeCut(text: string, i: number): number {
+  const c = text.charCodeAt(i - 1);
+  return c >= 0xd800 && c <= 0xdbff ? i - 1 : i;
 }

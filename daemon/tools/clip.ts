@@ -3,22 +3,17 @@
  * first and last parts with a note in the middle that says what was left out and how much, so the
  * model knows it did not see everything and how to see more.
  */
+import { safeCut } from "../../shared/quote.js";
 
 /** What the model reads of one tool result at most (about 32k tokens). */
 export const MAX_TOOL_RESULT_CHARS = 128 * 1024;
 /** What the model reads of one prompt at most (about 64k tokens). */
 export const MAX_PROMPT_CHARS = 256 * 1024;
 
-/** Never cut between the two halves of a surrogate pair. */
-function boundary(text: string, i: number): number {
-  const c = text.charCodeAt(i - 1);
-  return c >= 0xd800 && c <= 0xdbff ? i - 1 : i;
-}
-
 export function clipForModel(text: string, max: number, what: string, hint = ""): string {
   if (text.length <= max) return text;
-  const head = boundary(text, Math.floor(max * 0.75));
-  const tailStart = boundary(text, text.length - (max - head));
+  const head = safeCut(text, Math.floor(max * 0.75));
+  const tailStart = safeCut(text, text.length - (max - head));
   const omitted = tailStart - head;
   const note = `[... ${omitted} characters omitted here: ${what} is ${text.length} characters; the first ${head} and the last ${text.length - tailStart} are shown.${hint ? ` ${hint}` : ""}]`;
   return `${text.slice(0, head)}\n\n${note}\n\n${text.slice(tailStart)}`;
