@@ -6,15 +6,16 @@
  * in order, and the daemon's CPU time per streamed chunk.
  */
 import { spawn } from "node:child_process";
+import { Worker } from "node:worker_threads";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { BIN, daemonPid, stopDaemon, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
-import { ScriptedModel } from "../support/scripted-model.js";
 import { noiseWindow, processCpuMs, type Noise } from "./machine.js";
 import { gauge, getText } from "./daemon-http.js";
+import type { ModelWorkerData } from "./model-worker.js";
 import { RawClient } from "./raw-client.js";
+import { pacing } from "./pacing.js";
 import { summarize, type Row } from "./stats.js";
 
 /** Probes `path` back to back (10 ms apart) until stopped; resolves with each latency in ms. */
@@ -58,55 +59,32 @@ const now = (): number => performance.timeOrigin + performance.now();
 
 interface BenchModel {
   url: string;
-  /** epoch milliseconds at which each streamed request reached the model */
-  asked: number[];
-  pid: number | undefined;
+  /** epoch milliseconds at which the request of each session reached the model, in order */
+  asked(): number[];
+  /** epoch milliseconds at which the model wrote chunk i of session k, as `sent()[k][i]` */
+  sent(): number[][];
   close(): Promise<void>;
 }
 
-/**
- * The scripted model in this process; with BENCH_MODEL_PROCESS=1 in a process of its own
- * (model-process.ts). On two cores the extra process costs more than the shared event loop: in
- * eight interleaved runs each way the whole run took longer with it (docs/benchmarks.md).
- */
-async function startModel(chunks: number, delayMs: number): Promise<BenchModel> {
-  const asked: number[] = [];
-  if (process.env.BENCH_MODEL_PROCESS !== "1") {
-    const model = await ScriptedModel.start();
-    model.respond = (req) => {
-      if (JSON.stringify(req.body.messages?.at(-1)?.content ?? "").includes("warm up")) return { content: ["ok"] };
-      asked.push(now());
-      return { content: Array.from({ length: chunks }, (_, i) => `c${i} `), chunkDelayMs: delayMs };
-    };
-    return { url: model.url, asked, pid: undefined, close: () => model.close() };
-  }
-  const child = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), "model-process.js")], {
-    env: { ...process.env, STREAM_CHUNKS: String(chunks), STREAM_DELAY_MS: String(delayMs) },
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+/** The scripted model on a worker thread (model-worker.ts), its timestamps in shared memory. */
+async function startModel(sessions: number, chunks: number, delayMs: number): Promise<BenchModel> {
+  const asked = new SharedArrayBuffer(sessions * 8);
+  const sent = new SharedArrayBuffer(sessions * chunks * 8);
+  const data: ModelWorkerData = { chunks, delayMs, asked, sent };
+  const worker = new Worker(new URL("./model-worker.js", import.meta.url), { workerData: data });
   const url = await new Promise<string>((resolve, reject) => {
-    let rest = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (text: string) => {
-      rest += text;
-      let nl: number;
-      while ((nl = rest.indexOf("\n")) !== -1) {
-        const [word, value] = rest.slice(0, nl).split(" ");
-        rest = rest.slice(nl + 1);
-        if (word === "url") resolve(value!);
-        else if (word === "asked") asked.push(Number(value));
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`the model process exited (${code})`)));
+    worker.once("message", resolve);
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`the model thread exited (${code})`)));
   });
+  const times = new Float64Array(sent);
   return {
     url,
-    asked,
-    pid: child.pid,
+    asked: () => [...new Float64Array(asked)].filter((t) => t > 0).sort((x, y) => x - y),
+    sent: () => Array.from({ length: sessions }, (_, k) => [...times.subarray(k * chunks, (k + 1) * chunks)].filter((t) => t > 0)),
     close: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      child.stdin.end();
+      const exited = new Promise((r) => worker.once("exit", r));
+      worker.postMessage("close");
       await exited;
     },
   };
@@ -127,7 +105,7 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
   const delayMs = opts.delayMs ?? 5;
   const home = mkdtempSync(join(tmpdir(), "rx-b-"));
   const workdir = mkdtempSync(join(tmpdir(), "rx-bw-"));
-  const model = await startModel(chunks, delayMs);
+  const model = await startModel(windowsN * perWindow, chunks, delayMs);
   const env: Record<string, string> = { REASONIX_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: TEST_API_KEY };
   // BENCH_CPU_PROF=<dir>: the daemon is started here under --cpu-prof and writes its profile there on exit.
   if (process.env.BENCH_CPU_PROF) {
@@ -160,6 +138,9 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     // When each session's first chunk and the run's last chunk reached their window.
     const firstChunks: number[] = [];
     let lastChunkAt = 0;
+    // got[k][i]: when chunk i of session k reached its window, beside the model's sent[k][i].
+    const indexOf = new Map(sessions.map((s, k) => [s.id, k]));
+    const got: number[][] = sessions.map(() => []);
     for (const w of windows) {
       w.onNotification = (line) => {
         if (!line.includes('"agent_message_chunk"')) return;
@@ -167,6 +148,7 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
         if (!m) return;
         delivered++;
         lastChunkAt = now();
+        got[indexOf.get(m[1]!)!]![Number(m[2])] = lastChunkAt;
         if (m[2] === "0") firstChunks.push(lastChunkAt);
         const want = next.get(m[1]!)!;
         if (Number(m[2]) !== want) outOfOrder++;
@@ -177,18 +159,17 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     // A long-lived daemon has loaded the provider's SDK long before: one short turn does it here.
     await sessions[0]!.w.request("session/prompt", { sessionId: sessions[0]!.id, prompt: [{ type: "text", text: "warm up" }] });
     await getText(socketPath, "/metrics"); // resets the daemon's lag histogram
-    const noise = noiseWindow([pid, control.pid!, ...windows.map((w) => w.child.pid!), ...(model.pid === undefined ? [] : [model.pid])]);
+    const noise = noiseWindow([pid, control.pid!, ...windows.map((w) => w.child.pid!)]);
     const cpu0 = processCpuMs(pid);
     const k0 = kernelSide(pid);
     const shimPids = windows.map((w) => w.child.pid!);
     const shims0 = shimPids.reduce((a, p) => a + processCpuMs(p), 0);
     const self0 = processCpuMs("self");
-    const model0 = model.pid === undefined ? 0 : processCpuMs(model.pid);
     const livez = prober(socketPath, "/livez");
     const idle = prober(controlSocket, "/");
     const started = process.hrtime.bigint();
     const startedAt = now();
-    await Promise.all(sessions.map((s) => s.w.request("session/prompt", { sessionId: s.id, prompt: [{ type: "text", text: "talk" }] })));
+    await Promise.all(sessions.map((s, k) => s.w.request("session/prompt", { sessionId: s.id, prompt: [{ type: "text", text: `talk ${k}` }] })));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpuMs = processCpuMs(pid) - cpu0;
     const k1 = kernelSide(pid);
@@ -196,8 +177,7 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     const selfMs = processCpuMs("self") - self0;
     const ms = (t: number | undefined): string => ((t ?? startedAt) - startedAt).toFixed(0);
     firstChunks.sort((a, b) => a - b);
-    const asked = [...model.asked].sort((a, b) => a - b);
-    const modelMs = model.pid === undefined ? undefined : processCpuMs(model.pid) - model0;
+    const asked = model.asked();
     const [live, ctl] = await Promise.all([livez.stop(), idle.stop()]);
     if (process.env.BENCH_TRACE) process.stderr.write(`livez: ${live.map((v) => v.toFixed(0)).join(" ")}\n`);
     const machine = noise.stop();
@@ -205,33 +185,49 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     const lagP99 = gauge(metrics, "reasonix_nodejs_eventloop_lag_p99_seconds") * 1000;
     const lagMax = gauge(metrics, "reasonix_nodejs_eventloop_lag_max_seconds") * 1000;
     const expected = sessions.length * chunks;
-    // The model needs (chunks-1) × delay per stream at least: that is the rate it sends at.
-    const sendRate = expected / (((chunks - 1) * delayMs) / 1000);
+    // The nominal pace: (chunks-1) × delay per stream, were every timer on time.
+    const nominal = expected / (((chunks - 1) * delayMs) / 1000);
     const rate = delivered / seconds;
     const perChunkUs = (cpuMs * 1000) / Math.max(1, delivered);
     const label = `${sessions.length} sessions streaming (chunk every ${delayMs} ms)`;
+    const pace = pacing(model.sent(), got);
+    const paceRows: Row[] = [
+      {
+        ...summarize(
+          `chunks/s delivered in order over the deliveries' span, ${label} (the model sent ${Math.round(pace.sentRate)}/s over its writes' span)`,
+          [pace.deliveredRate],
+          Math.round(pace.sentRate * 0.95),
+          "/s",
+        ),
+        atLeast: true,
+      },
+      summarize(
+        `delay from the model's write to the window, p99 (median ${q(pace.delays, 0.5).toFixed(1)} ms, growth first→last quarter ${pace.delayGrowth.toFixed(1)} ms)`,
+        [q(pace.delays, 0.99)],
+        50,
+      ),
+    ];
     return {
       rows: [
         summarize(`daemon /livez latency p99, ${label} (${live.length} probes, median ${q(live, 0.5).toFixed(1)} ms)`, [q(live, 0.99)], 50),
         summarize(`idle control server p99, probed alongside (${ctl.length} probes)`, [q(ctl, 0.99)], undefined),
         summarize(`daemon event-loop lag p99, ${label}`, [lagP99], 50),
-        {
-          ...summarize(`chunks/s delivered in order, ${label} (model sends ~${Math.round(sendRate)})`, [rate], Math.round(sendRate * 0.95), "/s"),
-          atLeast: true,
-        },
+        ...paceRows,
+        summarize(`chunks/s from the prompts sent to the last end_turn (nominal model pace ~${Math.round(nominal)}/s)`, [rate], undefined, "/s"),
         summarize("daemon CPU per streamed chunk", [perChunkUs], undefined, "µs"),
       ],
       detail:
         `${delivered} of ${expected} chunks delivered, ${outOfOrder} out of order, in ${seconds.toFixed(2)} s (the model alone needs ${(((chunks - 1) * delayMs) / 1000).toFixed(2)} s); ` +
+        `the model wrote a session's chunks a median ${pace.sentGap.toFixed(2)} ms apart (nominal ${delayMs}), ${Math.round(pace.sentRate)}/s in all; ` +
+        `delivered ${Math.round(pace.deliveredRate)}/s, the slowest session at ${(pace.worstSessionShare * 100).toFixed(0)} % of the model's pace for it; ` +
+        `write → window delay median ${q(pace.delays, 0.5).toFixed(1)} ms, p99 ${q(pace.delays, 0.99).toFixed(1)} ms, max ${pace.delays.at(-1)?.toFixed(1)} ms; ` +
         `/livez p99 ${q(live, 0.99).toFixed(1)} ms max ${Math.max(...live).toFixed(1)} ms (control p99 ${q(ctl, 0.99).toFixed(1)} ms); ` +
         `lag p99 ${lagP99.toFixed(1)} ms max ${lagMax.toFixed(1)} ms; daemon CPU ${(cpuMs / 1000).toFixed(2)} s = ${perChunkUs.toFixed(0)} µs/chunk ` +
         `(user ${((k1.userMs - k0.userMs) / 1000).toFixed(2)} s, system ${((k1.systemMs - k0.systemMs) / 1000).toFixed(2)} s; ${k1.writes - k0.writes} write and ${k1.reads - k0.reads} read system calls); ` +
         `the model was asked ${ms(asked[0])}–${ms(asked.at(-1))} ms after the prompts went out, ` +
         `first chunks reached the windows ${ms(firstChunks[0])}–${ms(firstChunks.at(-1))} ms after, the last chunk at ${ms(lastChunkAt)} ms; ` +
         `the five shims used ${(shimsMs / 1000).toFixed(2)} s of CPU, ` +
-        (modelMs === undefined
-          ? `the model and clients (this process) ${(selfMs / 1000).toFixed(2)} s; `
-          : `the model ${(modelMs / 1000).toFixed(2)} s, the clients and probes (this process) ${(selfMs / 1000).toFixed(2)} s; `) +
+        `the model (a thread) and the clients and probes (this process) ${(selfMs / 1000).toFixed(2)} s; ` +
         `other processes used ${machine.othersCores.toFixed(2)} cores meanwhile`,
       noise: machine,
     };
