@@ -6,10 +6,16 @@
  * event loop; while frames keep coming, the socket is flushed at most every `spacingMs`, so a busy
  * window costs a few hundred syscalls a second however many chunks it receives, and a chunk waits
  * at most `spacingMs`. Corking only delays: it never reorders or drops.
+ *
+ * 8 ms rather than 2: each flush wakes the shim and then the editor, and on two cores those
+ * wake-ups, not the bytes, were the cost. With 50 sessions streaming, three interleaved runs each
+ * (docs/benchmarks.md): 2,480–2,640 socket writes → 1,080–1,140, daemon 82–89 → 73–74 µs of CPU per
+ * chunk, the five shims 0.39–0.44 → 0.27–0.31 s, the median chunk 3 ms later. 8 ms stays under
+ * half of a 60 Hz frame, and a chunk after a quiet spell still leaves at once.
  */
 import type { Writable } from "node:stream";
 
-export const CORK_SPACING_MS = 2;
+export const CORK_SPACING_MS = 8;
 
 export function tickCork(socket: Writable, spacingMs = CORK_SPACING_MS): () => void {
   let corked = false;
