@@ -201,7 +201,16 @@ async function serve(
   // `reasonix setup` may change config.json under a running daemon; new sessions see the change.
   let config = initial;
   let configStamp = fileStamp(paths.configFile);
+  // A turn asks for the configuration a dozen times; a stat each was a tenth of a turn start's CPU.
+  // The file is checked once per turn of the event loop, which no client can tell from every call.
+  let checked = false;
+  const recheck = (): void => {
+    checked = false;
+  };
   function currentConfig(): DaemonConfig {
+    if (checked) return config;
+    checked = true;
+    setImmediate(recheck);
     const stamp = fileStamp(paths.configFile);
     if (stamp !== configStamp) {
       configStamp = stamp;
