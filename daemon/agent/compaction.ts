@@ -31,9 +31,22 @@ export function estimateTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text) / 3);
 }
 
+// History messages and a turn's tool list are never changed once made, and the estimate is asked
+// for at every round and status update: serializing a fresh session's 25 KB each time showed.
+const estimates = new WeakMap<object, number>();
+
+function estimateOf(value: object): number {
+  let n = estimates.get(value);
+  if (n === undefined) {
+    n = estimateTokens(JSON.stringify(value));
+    estimates.set(value, n);
+  }
+  return n;
+}
+
 export function estimateMessages(messages: readonly ChatMessage[]): number {
   let n = 0;
-  for (const m of messages) n += estimateTokens(JSON.stringify(m));
+  for (const m of messages) n += estimateOf(m);
   return n;
 }
 
@@ -43,7 +56,7 @@ export function estimateMessages(messages: readonly ChatMessage[]): number {
  */
 export function contextEstimate(history: readonly ChatMessage[], tools: readonly ToolSpec[], anchor: ContextAnchor | undefined): number {
   if (anchor && anchor.messages > 0 && anchor.messages <= history.length) return anchor.promptTokens + estimateMessages(history.slice(anchor.messages));
-  return estimateTokens(JSON.stringify(tools)) + estimateMessages(history);
+  return estimateOf(tools) + estimateMessages(history);
 }
 
 /** Room left for the model's answer: a request above window − reserve would not fit. */
