@@ -24,7 +24,18 @@ export interface ListEntry {
 const LATEST = 9_999_999_999_999;
 const INDEX_VERSION_KEY = "listindex!version";
 
-const cwdHash = (cwd: string): string => createHash("sha256").update(cwd).digest("hex").slice(0, 24);
+// Every commit re-indexes its session, and a daemon serves few folders: a hash each time showed in profiles.
+const hashes = new Map<string, string>();
+
+function cwdHash(cwd: string): string {
+  let hash = hashes.get(cwd);
+  if (hash === undefined) {
+    hash = createHash("sha256").update(cwd).digest("hex").slice(0, 24);
+    if (hashes.size >= 1024) hashes.clear();
+    hashes.set(cwd, hash);
+  }
+  return hash;
+}
 
 export const listPrefix = (cwd: string | undefined): string => (cwd === undefined ? "list!" : `listcwd!${cwdHash(cwd)}!`);
 
