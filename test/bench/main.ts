@@ -28,7 +28,7 @@ const compaction = await compactionBench();
 rows.push(...compaction.rows);
 const lag = await loopLagBench();
 rows.push(...lag.rows);
-const streaming = await streamingBench();
+const streaming = await streamingBench({ runs: quick ? 3 : 10 });
 rows.push(...streaming.rows);
 process.stdout.write(`Reasonix ACP benchmarks — node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"})\n\n`);
 process.stdout.write(`${table(rows)}\n`);

@@ -98,7 +98,60 @@ export interface StreamingResult {
   noise: Noise;
 }
 
-export async function streamingBench(opts: { windows?: number; perWindow?: number; chunks?: number; delayMs?: number } = {}): Promise<StreamingResult> {
+/** One run's figures: the table takes the median of each over the runs. */
+interface StreamingFigures {
+  livezP99: number;
+  controlP99: number;
+  lagP99: number;
+  sentRate: number;
+  deliveredRate: number;
+  delayP99: number;
+  endToEndRate: number;
+  cpuPerChunkUs: number;
+  /** chunks missing, repeated or out of order */
+  faults: number;
+}
+
+interface StreamingOptions {
+  windows?: number;
+  perWindow?: number;
+  chunks?: number;
+  delayMs?: number;
+}
+
+/** `runs` runs of streamingRun; the detail is the last run's, with the spread of every run below it. */
+export async function streamingBench(opts: StreamingOptions & { runs?: number } = {}): Promise<StreamingResult> {
+  const runs: Awaited<ReturnType<typeof streamingRun>>[] = [];
+  for (let i = 0; i < (opts.runs ?? 1); i++) runs.push(await streamingRun(opts));
+  const all = <K extends keyof StreamingFigures>(k: K): number[] => runs.map((r) => r.figures[k]);
+  const mid = (k: keyof StreamingFigures): number => q(all(k), 0.5);
+  const last = runs.at(-1)!;
+  const shares = runs.map((r) => (r.figures.deliveredRate / r.figures.sentRate) * 100);
+  const faults = all("faults").reduce((a, b) => a + b, 0);
+  const rows: Row[] = [
+    summarize(`daemon /livez latency p99, ${last.label}`, all("livezP99"), 50),
+    summarize("idle control server p99, probed alongside", all("controlP99"), undefined),
+    summarize(`daemon event-loop lag p99, ${last.label}`, all("lagP99"), 50),
+    {
+      ...summarize(
+        `chunks delivered in order as a share of the model's rate (delivered ${Math.round(mid("deliveredRate"))}/s over the deliveries' span, the model ${Math.round(mid("sentRate"))}/s over its writes'; ${faults} missing or out of order)`,
+        shares,
+        95,
+        "%",
+      ),
+      atLeast: true,
+    },
+    summarize("delay from the model's write to the window, p99", all("delayP99"), 50),
+    summarize(`chunks/s from the prompts sent to the last end_turn (nominal model pace ~${Math.round(last.nominal)}/s)`, all("endToEndRate"), undefined, "/s"),
+    summarize("daemon CPU per streamed chunk", all("cpuPerChunkUs"), undefined, "µs"),
+  ];
+  const spread = runs.map((r, i) => `run ${i + 1}: ${r.brief}`).join("; ");
+  return { rows, detail: runs.length > 1 ? `${last.detail}\nEach run: ${spread}` : last.detail, noise: last.noise };
+}
+
+async function streamingRun(
+  opts: StreamingOptions,
+): Promise<{ figures: StreamingFigures; label: string; nominal: number; detail: string; brief: string; noise: Noise }> {
   const windowsN = opts.windows ?? 5;
   const perWindow = opts.perWindow ?? 10;
   const chunks = opts.chunks ?? 200;
@@ -191,31 +244,25 @@ export async function streamingBench(opts: { windows?: number; perWindow?: numbe
     const perChunkUs = (cpuMs * 1000) / Math.max(1, delivered);
     const label = `${sessions.length} sessions streaming (chunk every ${delayMs} ms)`;
     const pace = pacing(model.sent(), got);
-    const paceRows: Row[] = [
-      {
-        ...summarize(
-          `chunks/s delivered in order over the deliveries' span, ${label} (the model sent ${Math.round(pace.sentRate)}/s over its writes' span)`,
-          [pace.deliveredRate],
-          Math.round(pace.sentRate * 0.95),
-          "/s",
-        ),
-        atLeast: true,
-      },
-      summarize(
-        `delay from the model's write to the window, p99 (median ${q(pace.delays, 0.5).toFixed(1)} ms, growth first→last quarter ${pace.delayGrowth.toFixed(1)} ms)`,
-        [q(pace.delays, 0.99)],
-        50,
-      ),
-    ];
+    const figures: StreamingFigures = {
+      livezP99: q(live, 0.99),
+      controlP99: q(ctl, 0.99),
+      lagP99,
+      sentRate: pace.sentRate,
+      deliveredRate: pace.deliveredRate,
+      delayP99: q(pace.delays, 0.99),
+      endToEndRate: rate,
+      cpuPerChunkUs: perChunkUs,
+      faults: outOfOrder + (expected - delivered),
+    };
+    const brief =
+      `${delivered}/${expected} in order ${outOfOrder === 0}, model ${Math.round(pace.sentRate)}/s → delivered ${Math.round(pace.deliveredRate)}/s, ` +
+      `delay p99 ${figures.delayP99.toFixed(1)} ms, /livez p99 ${figures.livezP99.toFixed(1)} ms, lag p99 ${lagP99.toFixed(1)} ms, ${perChunkUs.toFixed(0)} µs/chunk, end to end ${Math.round(rate)}/s`;
     return {
-      rows: [
-        summarize(`daemon /livez latency p99, ${label} (${live.length} probes, median ${q(live, 0.5).toFixed(1)} ms)`, [q(live, 0.99)], 50),
-        summarize(`idle control server p99, probed alongside (${ctl.length} probes)`, [q(ctl, 0.99)], undefined),
-        summarize(`daemon event-loop lag p99, ${label}`, [lagP99], 50),
-        ...paceRows,
-        summarize(`chunks/s from the prompts sent to the last end_turn (nominal model pace ~${Math.round(nominal)}/s)`, [rate], undefined, "/s"),
-        summarize("daemon CPU per streamed chunk", [perChunkUs], undefined, "µs"),
-      ],
+      figures,
+      label,
+      nominal,
+      brief,
       detail:
         `${delivered} of ${expected} chunks delivered, ${outOfOrder} out of order, in ${seconds.toFixed(2)} s (the model alone needs ${(((chunks - 1) * delayMs) / 1000).toFixed(2)} s); ` +
         `the model wrote a session's chunks a median ${pace.sentGap.toFixed(2)} ms apart (nominal ${delayMs}), ${Math.round(pace.sentRate)}/s in all; ` +
@@ -248,6 +295,7 @@ function q(samples: number[], p: number): number {
 
 if (process.argv[1]?.endsWith("streaming.js")) {
   const { table } = await import("./stats.js");
-  const r = await streamingBench();
+  const at = process.argv.indexOf("--runs");
+  const r = await streamingBench({ runs: at === -1 ? 1 : Number(process.argv[at + 1]) });
   process.stdout.write(`${table(r.rows)}\n${r.detail}\n`);
 }
