@@ -228,7 +228,8 @@ export class JsonRpcPeer {
   private readonly waiting: Array<{ id: JsonRpcId; method: string; params: unknown }> = [];
 
   constructor(
-    private readonly sendText: (text: string) => void,
+    /** `notification`: the text answers nobody (a transport may hold it back a little to batch it). */
+    private readonly sendText: (text: string, notification: boolean) => void,
     private readonly handlers: PeerHandlers,
     private readonly limit?: InFlightLimit,
   ) {}
@@ -389,9 +390,9 @@ export class JsonRpcPeer {
       // "jsonrpc" then "id" first, as in every other answer (the shim reads responses by that prefix).
       const { jsonrpc: _version, id, ...rest } = msg;
       const body = JSON.stringify(rest);
-      this.sendText(`{"jsonrpc":"2.0","id":${id.text}${body === "{}" ? "}" : `,${body.slice(1)}`}`);
+      this.sendText(`{"jsonrpc":"2.0","id":${id.text}${body === "{}" ? "}" : `,${body.slice(1)}`}`, false);
       return;
     }
-    this.sendText(JSON.stringify(msg));
+    this.sendText(JSON.stringify(msg), msg.id === undefined);
   }
 }

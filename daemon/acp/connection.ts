@@ -36,7 +36,7 @@ export class AcpConnection implements AcpWindow {
   private readonly peer: JsonRpcPeer;
 
   constructor(
-    send: (text: string) => void,
+    send: (text: string, notification: boolean) => void,
     readonly services: AcpServices,
     readonly info: ConnectionInfo,
     readonly backlog: () => number = () => 0,

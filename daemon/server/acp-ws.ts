@@ -55,14 +55,15 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
     const pid = Number(header(req, HEADER_SHIM_PID));
     const cork = tickCork(req.raw.socket);
     const conn = new AcpConnection(
-      (text) => {
+      (text, notification) => {
         if (socket.readyState !== socket.OPEN) return;
         if (socket.bufferedAmount > state.windowBacklogBytes) {
           conn.log.warn({ buffered: socket.bufferedAmount }, "window fell too far behind; dropping its connection");
           socket.terminate();
           return;
         }
-        cork();
+        // Streamed notifications may wait for the next spaced flush; an answer or a question goes this turn.
+        cork(!notification);
         socket.send(text);
       },
       state.services,

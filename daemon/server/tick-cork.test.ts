@@ -50,3 +50,27 @@ test("a destroyed socket is not corked", async (t) => {
   cork();
   assert.equal(client.writableCorked, 0);
 });
+
+test("an answer written while notifications wait for the spacing takes them all out at the end of the turn", async (t) => {
+  const { client, received } = await pair(t);
+  const cork = tickCork(client, 60_000);
+  cork();
+  client.write("a");
+  await until(() => received() === "a");
+  // Within the (long) spacing a notification waits for the timer...
+  cork();
+  client.write("b");
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(received(), "a", "the notification is held");
+  // ...until an answer comes: both leave in this turn, in the order written.
+  cork(true);
+  client.write("c");
+  assert.equal(client.writableCorked, 1);
+  await until(() => received() === "abc");
+  assert.equal(client.writableCorked, 0);
+  // An answer after a flush does not wait for the spacing either.
+  cork(true);
+  client.write("d");
+  await until(() => received() === "abcd");
+});

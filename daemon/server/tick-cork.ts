@@ -11,27 +11,47 @@
  * wake-ups, not the bytes, were the cost. With 50 sessions streaming, three interleaved runs each
  * (docs/benchmarks.md): 2,480–2,640 socket writes → 1,080–1,140, daemon 82–89 → 73–74 µs of CPU per
  * chunk, the five shims 0.39–0.44 → 0.27–0.31 s, the median chunk 3 ms later. 8 ms stays under
- * half of a 60 Hz frame, and a chunk after a quiet spell still leaves at once.
+ * half of a 60 Hz frame, a chunk after a quiet spell still leaves at once, and answers never wait.
  */
 import type { Writable } from "node:stream";
 
 export const CORK_SPACING_MS = 8;
 
-export function tickCork(socket: Writable, spacingMs = CORK_SPACING_MS): () => void {
+/**
+ * Returns the function to call before each write. `prompt`: the write is an answer or a question
+ * someone waits for, so the socket is flushed at the end of this event-loop turn whatever the
+ * spacing (a client sending requests one after another must not wait up to `spacingMs` for each).
+ */
+export function tickCork(socket: Writable, spacingMs = CORK_SPACING_MS): (prompt?: boolean) => void {
   let corked = false;
-  let lastFlush = 0;
+  let soon = false;
+  let timer: NodeJS.Timeout | undefined;
+  let lastFlush = Number.NEGATIVE_INFINITY;
   const release = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
     corked = false;
+    soon = false;
     lastFlush = performance.now();
     while (socket.writableCorked > 0) socket.uncork();
   };
-  return () => {
-    if (corked || socket.destroyed) return;
+  // setImmediate runs after this poll phase: every model chunk read in it has been sent by then.
+  const releaseSoon = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    soon = true;
+    setImmediate(release);
+  };
+  return (prompt = false) => {
+    if (socket.destroyed) return;
+    if (corked) {
+      if (prompt && !soon) releaseSoon();
+      return;
+    }
     corked = true;
     socket.cork();
-    const wait = lastFlush + spacingMs - performance.now();
-    // setImmediate runs after this poll phase: every model chunk read in it has been sent by then.
-    if (wait <= 0) setImmediate(release);
-    else setTimeout(release, wait);
+    const wait = prompt ? 0 : lastFlush + spacingMs - performance.now();
+    if (wait <= 0) releaseSoon();
+    else timer = setTimeout(release, wait);
   };
 }
