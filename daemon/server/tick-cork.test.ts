@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, connect, type Socket } from "node:net";
 import { test } from "node:test";
-import { tickCork } from "./tick-cork.js";
+import { BUSY_FRAMES, tickCork } from "./tick-cork.js";
 
 async function pair(t: { after(fn: () => void): void }): Promise<{ client: Socket; received: () => string }> {
   let got = "";
@@ -73,4 +73,28 @@ test("an answer written while notifications wait for the spacing takes them all 
   cork(true);
   client.write("d");
   await until(() => received() === "abcd");
+});
+
+test("after a busy flush (BUSY_FRAMES frames or more) the next waits the longer spacing; after a light one, the short", async (t) => {
+  const { client, received } = await pair(t);
+  const cork = tickCork(client, 0, 60_000);
+  const send = (m: string): void => {
+    cork();
+    client.write(m);
+  };
+  // A light flush: the next frame, after the (zero) short spacing, leaves at once.
+  send("a");
+  await until(() => received() === "a");
+  send("b");
+  await until(() => received() === "ab");
+  // A busy flush...
+  for (const m of "cdef".slice(0, BUSY_FRAMES)) send(m);
+  await until(() => received() === "abcdef".slice(0, 2 + BUSY_FRAMES));
+  // ...holds the next notification for the long spacing; an answer still takes it out.
+  send("x");
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(received().endsWith("x"), false, "held after a busy flush");
+  cork(true);
+  client.write("y");
+  await until(() => received().endsWith("xy"));
 });
