@@ -167,7 +167,7 @@ async function main(): Promise<void> {
           const t = await turn(
             (a, b) => p.request(a, b),
             sessionId,
-            (fn) => (p.onNotification = (msg) => fn(JSON.stringify(msg))),
+            (fn) => (p.onNotification = fn),
             () => p.treeCpuMs() + processCpuMs(dpid),
             () => p.bytesIn + p.bytesOut,
           );
@@ -243,7 +243,7 @@ async function main(): Promise<void> {
           await turn(
             (a, b) => p.request(a, b, 60_000),
             sessionId,
-            (fn) => (p.onNotification = (msg) => fn(JSON.stringify(msg))),
+            (fn) => (p.onNotification = fn),
             () => p.treeCpuMs(),
             () => p.bytesIn + p.bytesOut,
           ),

@@ -11,13 +11,16 @@ interface Waiter {
   reject(e: Error): void;
 }
 
+const NOTIFICATION_HEAD = '{"jsonrpc":"2.0","method"';
+
 export class AcpProcess {
   readonly child: ChildProcess;
   readonly started = process.hrtime.bigint();
   bytesIn = 0;
   bytesOut = 0;
   stderr = "";
-  onNotification: ((msg: { method: string; params: any }) => void) | undefined;
+  /** Each notification's line as received. */
+  onNotification: ((line: string) => void) | undefined;
   private rest = "";
   private nextId = 1;
   private readonly waiting = new Map<number, Waiter>();
@@ -50,6 +53,12 @@ export class AcpProcess {
       const line = this.rest.slice(0, nl);
       this.rest = this.rest.slice(nl + 1);
       if (!line.trim()) continue;
+      // As the direct client does (ws-direct.ts): a notification is handed on as its text, unparsed,
+      // so both sides of the shim comparison do the same work per message.
+      if (line.startsWith(NOTIFICATION_HEAD)) {
+        this.onNotification?.(line);
+        continue;
+      }
       let msg: any;
       try {
         msg = JSON.parse(line);
@@ -60,7 +69,7 @@ export class AcpProcess {
         const option = msg.params?.options?.[0]?.optionId;
         this.write({ jsonrpc: "2.0", id: msg.id, result: { outcome: option ? { outcome: "selected", optionId: option } : { outcome: "cancelled" } } });
       } else if (msg.method) {
-        this.onNotification?.(msg);
+        this.onNotification?.(line);
       } else {
         const w = this.waiting.get(msg.id);
         if (!w) continue;
