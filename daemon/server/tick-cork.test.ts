@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, connect, type Socket } from "node:net";
 import { test } from "node:test";
-import { BUSY_FRAMES, tickCork } from "./tick-cork.js";
+import { BUSY_FRAMES, MAX_HELD_BYTES, tickCork } from "./tick-cork.js";
 
 async function pair(t: { after(fn: () => void): void }): Promise<{ client: Socket; received: () => string }> {
   let got = "";
@@ -97,4 +97,25 @@ test("after a busy flush (BUSY_FRAMES frames or more) the next waits the longer 
   cork(true);
   client.write("y");
   await until(() => received().endsWith("xy"));
+});
+
+test("held bytes past MAX_HELD_BYTES leave at once, so the cork never looks like a window's backlog", async (t) => {
+  const { client, received } = await pair(t);
+  const cork = tickCork(client, 60_000, 60_000);
+  const big = "x".repeat(MAX_HELD_BYTES / 2);
+  cork();
+  client.write("a");
+  await until(() => received() === "a");
+  // Within the spacing: held...
+  for (let i = 0; i < 2; i++) {
+    cork();
+    client.write(big);
+  }
+  assert.ok(client.writableLength >= MAX_HELD_BYTES);
+  // ...until the next write finds the limit reached: what was held goes now, the new frame is held.
+  cork();
+  client.write("z");
+  assert.ok(client.writableLength < MAX_HELD_BYTES, `held ${client.writableLength}`);
+  await until(() => received().length === 1 + 2 * big.length);
+  assert.equal(received().endsWith("z"), false);
 });

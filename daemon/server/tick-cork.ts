@@ -20,6 +20,11 @@ import type { Writable } from "node:stream";
 export const CORK_SPACING_MS = 2;
 export const BUSY_SPACING_MS = 8;
 export const BUSY_FRAMES = 4;
+/**
+ * Held bytes that flush at once, whatever the spacing: a window is judged fallen behind by what its
+ * socket buffers (`windowBacklogBytes`, 64 KiB at the least), and what the cork holds is not that.
+ */
+export const MAX_HELD_BYTES = 32 * 1024;
 
 /**
  * Returns the function to call before each write. `prompt`: the write is an answer or a question
@@ -53,6 +58,7 @@ export function tickCork(socket: Writable, spacingMs = CORK_SPACING_MS, busySpac
   return (prompt = false) => {
     if (socket.destroyed) return;
     frames++;
+    if (corked && socket.writableLength >= MAX_HELD_BYTES) release();
     if (corked) {
       if (prompt && !soon) releaseSoon();
       return;
