@@ -6,6 +6,8 @@
  * the span of its writes beside the rate over the span of the deliveries, and each chunk's delay
  * from write to window, which grows through the run when delivery falls behind.
  */
+import { quantileOf } from "./stats.js";
+
 export interface Pacing {
   /** chunks per second over the span from the model's first write to its last */
   sentRate: number;
@@ -21,11 +23,6 @@ export interface Pacing {
   sentGap: number;
   /** chunks written and received (pairs with both times) */
   pairs: number;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)]!;
 }
 
 const span = (first: number, last: number, n: number): number => (last > first ? (n - 1) / ((last - first) / 1000) : NaN);
@@ -57,7 +54,7 @@ export function pacing(sent: number[][], got: number[][]): Pacing {
     firstGot = Math.min(firstGot, arrived[0]!);
     lastGot = Math.max(lastGot, arrived[times.length - 1]!);
     const quarter = Math.max(1, Math.floor(own.length / 4));
-    growth.push(median(own.slice(-quarter)) - median(own.slice(0, quarter)));
+    growth.push(quantileOf(own.slice(-quarter), 0.5) - quantileOf(own.slice(0, quarter), 0.5));
     shares.push(span(arrived[0]!, arrived[times.length - 1]!, times.length) / span(times[0]!, times.at(-1)!, times.length));
   });
   const total = delays.length;
@@ -66,8 +63,8 @@ export function pacing(sent: number[][], got: number[][]): Pacing {
     deliveredRate: total / ((lastGot - firstGot) / 1000),
     worstSessionShare: shares.length === 0 ? NaN : Math.min(...shares),
     delays: delays.sort((a, b) => a - b),
-    delayGrowth: median(growth),
-    sentGap: median(gaps),
+    delayGrowth: quantileOf(growth, 0.5),
+    sentGap: quantileOf(gaps, 0.5),
     pairs,
   };
 }

@@ -11,10 +11,19 @@ export interface Row {
   atLeast?: boolean;
 }
 
-function quantile(sorted: number[], q: number): number {
+/** The q-quantile of samples already sorted ascending (the lower middle for a median of an even count). */
+export function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[i]!;
+}
+
+/** The q-quantile of samples in any order. */
+export function quantileOf(samples: readonly number[], q: number): number {
+  return quantile(
+    [...samples].sort((a, b) => a - b),
+    q,
+  );
 }
 
 export function summarize(name: string, samples: number[], target: number | undefined, unit = "ms"): Row {

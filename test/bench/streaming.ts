@@ -16,7 +16,7 @@ import { gauge, getText } from "./daemon-http.js";
 import type { ModelWorkerData } from "./model-worker.js";
 import { RawClient } from "./raw-client.js";
 import { pacing } from "./pacing.js";
-import { summarize, type Row } from "./stats.js";
+import { quantileOf as q, summarize, type Row } from "./stats.js";
 
 /** Probes `path` back to back (10 ms apart) until stopped; resolves with each latency in ms. */
 function prober(socketPath: string, path: string): { stop(): Promise<number[]> } {
@@ -286,11 +286,6 @@ async function streamingRun(
     rmSync(home, { recursive: true, force: true });
     rmSync(workdir, { recursive: true, force: true });
   }
-}
-
-function q(samples: number[], p: number): number {
-  const s = [...samples].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))] ?? NaN;
 }
 
 if (process.argv[1]?.endsWith("streaming.js")) {
