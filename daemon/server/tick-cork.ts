@@ -33,16 +33,18 @@ export const MAX_HELD_BYTES = 32 * 1024;
  */
 export function tickCork(socket: Writable, spacingMs = CORK_SPACING_MS, busySpacingMs = BUSY_SPACING_MS): (prompt?: boolean) => void {
   let corked = false;
-  let soon = false;
   let timer: NodeJS.Timeout | undefined;
+  let immediate: NodeJS.Immediate | undefined;
   let lastFlush = Number.NEGATIVE_INFINITY;
   let frames = 0;
   let spacing = spacingMs;
+  // Whichever way a flush comes (timer, end of turn, the held-bytes bound), the others are cancelled.
   const release = (): void => {
     clearTimeout(timer);
+    clearImmediate(immediate);
     timer = undefined;
+    immediate = undefined;
     corked = false;
-    soon = false;
     lastFlush = performance.now();
     spacing = frames >= BUSY_FRAMES ? busySpacingMs : spacingMs;
     frames = 0;
@@ -52,15 +54,14 @@ export function tickCork(socket: Writable, spacingMs = CORK_SPACING_MS, busySpac
   const releaseSoon = (): void => {
     clearTimeout(timer);
     timer = undefined;
-    soon = true;
-    setImmediate(release);
+    immediate ??= setImmediate(release);
   };
   return (prompt = false) => {
     if (socket.destroyed) return;
-    frames++;
     if (corked && socket.writableLength >= MAX_HELD_BYTES) release();
+    frames++;
     if (corked) {
-      if (prompt && !soon) releaseSoon();
+      if (prompt) releaseSoon();
       return;
     }
     corked = true;
