@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
-import { access, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { access, mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { FileAccess } from "./types.js";
 import { decodeBytes, encodeText, encodingLabel, fitsEncoding, isUtf16, type TextEncodingName } from "./text-encoding.js";
@@ -27,10 +27,55 @@ export class BinaryFileError extends Error {
   }
 }
 
+/**
+ * The largest file the tools read whole. One daemon serves every window: a model asking for a
+ * multi-gigabyte log must not take the memory all of them share. Larger files are for grep and
+ * for commands that read a part (sed, head, tail).
+ */
+export const MAX_TEXT_FILE_BYTES = 16 * 1024 * 1024;
+
+export class FileTooLargeError extends Error {
+  constructor(path: string, size: number) {
+    const mib = (n: number): string => `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+    super(
+      `${path} is ${mib(size)}; files are read whole up to ${mib(MAX_TEXT_FILE_BYTES)}. ` +
+        "Search it with grep, or read a part with run_command (sed -n '100,200p', head, tail).",
+    );
+    this.name = "FileTooLargeError";
+  }
+}
+
+export class NotRegularFileError extends Error {
+  constructor(path: string) {
+    super(`${path} is not a regular file (a device, pipe or socket); only text files can be read or edited`);
+    this.name = "NotRegularFileError";
+  }
+}
+
+/**
+ * The file's bytes, refused before reading when it is too large or not a regular file (a FIFO
+ * would block the read forever, /dev/zero would never end it). Checked on the open handle, so the
+ * file measured is the file read.
+ */
+async function readBounded(path: string): Promise<Buffer> {
+  // Non-blocking: opening a FIFO for reading would otherwise wait for a writer, holding a thread of
+  // the pool every file operation of the daemon shares.
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = await handle.stat();
+    if (st.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: "EISDIR" });
+    if (!st.isFile()) throw new NotRegularFileError(path);
+    if (st.size > MAX_TEXT_FILE_BYTES) throw new FileTooLargeError(path, st.size);
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
 async function existingEncoding(path: string): Promise<TextEncodingName | undefined> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    bytes = await readBounded(path);
   } catch {
     return undefined;
   }
@@ -40,7 +85,7 @@ async function existingEncoding(path: string): Promise<TextEncodingName | undefi
 export function localFiles(): FileAccess {
   return {
     async read(path) {
-      const bytes = await readFile(path);
+      const bytes = await readBounded(path);
       if (looksBinary(bytes)) throw new BinaryFileError(path);
       return decodeBytes(bytes);
     },

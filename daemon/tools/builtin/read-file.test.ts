@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import { call, fixture, prepared, type Fixture } from "../../../test/support/tool-fixture.js";
 import { readFileTool } from "./read-file.js";
 import { listDirectoryTool } from "./list-directory.js";
+import { editFileTool } from "./edit-file.js";
+import { MAX_TEXT_FILE_BYTES } from "../local-files.js";
 
 let f: Fixture;
 beforeEach(() => (f = fixture()));
@@ -59,6 +62,25 @@ test("read_file fails clearly: missing, past the end, binary, directory, bad arg
   const bad = readFileTool.prepare({ path: "short.txt", offset: 0 }, f.ctx);
   assert.equal(bad.ok, false);
   assert.match(!bad.ok ? bad.error : "", /invalid arguments for read_file: offset/);
+});
+
+test("a file over the size bound, and a FIFO are refused before they are read, naming what to use instead", async () => {
+  // Sparse: the bound is checked on the open handle's size, so nothing of it is read.
+  const huge = join(f.dir, "huge.log");
+  writeFileSync(huge, "");
+  truncateSync(huge, MAX_TEXT_FILE_BYTES + 1);
+  const big = await call(readFileTool, { path: "huge.log" }, f.ctx);
+  assert.equal(big.failed, true);
+  assert.match(big.output, /huge\.log is 16\.0 MiB; files are read whole up to 16\.0 MiB\. Search it with grep, or read a part with run_command/);
+  const edit = await call(editFileTool, { path: "huge.log", oldText: "a", newText: "b" }, f.ctx);
+  assert.equal(edit.failed, true);
+  assert.match(edit.output, /files are read whole up to/);
+
+  // Opening a FIFO for reading would wait for a writer; it is refused at once instead.
+  execFileSync("mkfifo", [join(f.dir, "pipe")]);
+  const fifo = await call(readFileTool, { path: "pipe" }, f.ctx);
+  assert.equal(fifo.failed, true);
+  assert.match(fifo.output, /pipe is not a regular file \(a device, pipe or socket\)/);
 });
 
 test("list_directory sorts entries and marks folders", async () => {
