@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../store/store.js";
@@ -76,4 +76,19 @@ test("a file over the size limit is not copied into the store; undo leaves it an
   assert.match(answer, /Restored to their earlier content: small\.txt\n- Left as they are \(too large to have been saved\): big\.log \(16777217 bytes\)/);
   assert.equal(readFileSync(big, "utf8"), "shrunk");
   assert.equal(readFileSync(small, "utf8"), "before");
+});
+
+test("a file that grew past the size limit after the turn is left as it is by undo, not read into the store", async (t) => {
+  const { store, ws, cp } = await setup(t);
+  const log = join(ws, "grows.log");
+  writeFileSync(log, "small");
+  await toolWrite(cp, log, "still small");
+  cp.seal();
+  const blobs = (await store.keysOf(checkpointKeys.blobPrefix("s1"))).length;
+  // Something else (a command, say) makes it huge; sparse, so only its size is large.
+  truncateSync(log, MAX_SAVED_BYTES + 10);
+  const answer = await cp.undo(localFiles());
+  assert.match(answer, /Left as they are \(too large to have been saved\): grows\.log \(16777226 bytes\)/);
+  assert.equal(statSync(log).size, MAX_SAVED_BYTES + 10, "not put back");
+  assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, blobs, "its new content was not saved for redo");
 });

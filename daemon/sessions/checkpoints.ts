@@ -46,8 +46,11 @@ interface CheckpointRecord {
 
 const hashOf = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 
-async function bytesOf(path: string): Promise<Buffer | null> {
+/** The file's bytes; only its size when that is over MAX_SAVED_BYTES (it is not saved, so not read); null when absent. */
+async function bytesOf(path: string): Promise<Buffer | { tooLarge: number } | null> {
   try {
+    const { size } = await stat(path);
+    if (size > MAX_SAVED_BYTES) return { tooLarge: size };
     return await readFile(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
@@ -113,6 +116,11 @@ export class Checkpoints {
     for (const f of [...target.files].reverse()) {
       if (f.tooLarge !== undefined) continue;
       const now = await bytesOf(f.path);
+      if (now && !Buffer.isBuffer(now)) {
+        // Grown past what is saved since the turn: left as it is, as one that was too large then.
+        f.tooLarge = now.tooLarge;
+        continue;
+      }
       if (now) {
         f.after = hashOf(now);
         ops.push({ type: "put", key: checkpointKeys.blob(this.sessionId, f.after), value: { data: now.toString("base64") } });
@@ -187,13 +195,15 @@ export class Checkpoints {
       }
       this.open = { n: (all.at(-1)?.n ?? 0) + 1, at: new Date().toISOString(), files: [], state: "active" };
     }
-    let bytes = await bytesOf(path);
+    const found = await bytesOf(path);
+    let bytes = Buffer.isBuffer(found) ? found : null;
     if (bytes && read && !looksBinary(bytes) && decodeBytes(bytes).encoding === "utf8") {
       const seen = await read().catch(() => undefined);
       if (seen?.encoding === "utf8") bytes = Buffer.from(seen.text, "utf8");
     }
-    if (bytes && bytes.length > MAX_SAVED_BYTES) {
-      this.open.files.push({ path, before: null, tooLarge: bytes.length });
+    const tooLarge = found && !Buffer.isBuffer(found) ? found.tooLarge : bytes && bytes.length > MAX_SAVED_BYTES ? bytes.length : undefined;
+    if (tooLarge !== undefined) {
+      this.open.files.push({ path, before: null, tooLarge });
       ops.push({ type: "put", key: checkpointKeys.checkpoint(this.sessionId, this.open.n), value: this.open });
       await this.store.batch(ops, true);
       return;
