@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../store/store.js";
@@ -91,4 +92,11 @@ test("a file that grew past the size limit after the turn is left as it is by un
   assert.match(answer, /Left as they are \(too large to have been saved\): grows\.log \(16777226 bytes\)/);
   assert.equal(statSync(log).size, MAX_SAVED_BYTES + 10, "not put back");
   assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, blobs, "its new content was not saved for redo");
+});
+
+test("capturing a FIFO is refused at once instead of blocking on its read", async (t) => {
+  const { ws, cp } = await setup(t);
+  const fifo = join(ws, "pipe");
+  execFileSync("mkfifo", [fifo]);
+  await assert.rejects(cp.capture(fifo), /pipe is not a regular file/);
 });

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { readFile, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Store } from "../store/store.js";
-import { decodeBytes, looksBinary, writeAtomic } from "../tools/local-files.js";
+import { decodeBytes, looksBinary, NotRegularFileError, writeAtomic } from "../tools/local-files.js";
 import type { FileAccess } from "../tools/types.js";
 import { displayPath } from "../tools/workspace.js";
 
@@ -46,11 +46,16 @@ interface CheckpointRecord {
 
 const hashOf = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 
-/** The file's bytes; only its size when that is over MAX_SAVED_BYTES (it is not saved, so not read); null when absent. */
+/**
+ * The file's bytes; only its size when that is over MAX_SAVED_BYTES (it is not saved, so not read);
+ * null when absent. Anything but a regular file is refused.
+ */
 async function bytesOf(path: string): Promise<Buffer | { tooLarge: number } | null> {
   try {
-    const { size } = await stat(path);
-    if (size > MAX_SAVED_BYTES) return { tooLarge: size };
+    const st = await stat(path);
+    // A FIFO would block the read until a writer came; a tool does not replace one anyway.
+    if (!st.isFile()) throw new NotRegularFileError(path);
+    if (st.size > MAX_SAVED_BYTES) return { tooLarge: st.size };
     return await readFile(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
