@@ -2,10 +2,14 @@
  * What the model is told about its surroundings, gathered once at session start: the system prompt
  * must stay byte-identical for the session, so nothing here is looked up again until a reload.
  */
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { platform, release, type as osType } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { readHead } from "../tools/read-head.js";
 import { repositoryRoot } from "./project-instructions.js";
+
+/** A `.git` file and HEAD hold one line; a checkout from anywhere may hold anything there. */
+const GIT_FILE_BYTES = 4096;
 
 export interface EnvironmentFacts {
   os: string;
@@ -22,7 +26,7 @@ async function gitDir(root: string): Promise<string | undefined> {
   const dotGit = join(root, ".git");
   try {
     if ((await stat(dotGit)).isDirectory()) return dotGit;
-    const pointer = /^gitdir:\s*(.+)$/m.exec(await readFile(dotGit, "utf8"))?.[1]?.trim();
+    const pointer = /^gitdir:\s*(.+)$/m.exec((await readHead(dotGit, GIT_FILE_BYTES))?.text ?? "")?.[1]?.trim();
     if (!pointer) return undefined;
     return isAbsolute(pointer) ? pointer : resolve(root, pointer);
   } catch {
@@ -35,7 +39,7 @@ export async function currentBranch(root: string): Promise<string | undefined> {
   const dir = await gitDir(root);
   if (!dir) return undefined;
   try {
-    const head = (await readFile(join(dir, "HEAD"), "utf8")).trim();
+    const head = ((await readHead(join(dir, "HEAD"), GIT_FILE_BYTES))?.text ?? "").trim();
     const ref = /^ref:\s*refs\/heads\/(.+)$/.exec(head)?.[1];
     if (ref) return ref;
     return /^[0-9a-f]{7,64}$/.test(head) ? `(detached at ${head.slice(0, 12)})` : undefined;

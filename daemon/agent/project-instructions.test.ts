@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { instructionFolders, loadInstructions, MAX_INSTRUCTION_CHARS } from "./project-instructions.js";
@@ -62,4 +62,18 @@ test("the branch comes from HEAD, also through a worktree's .git file; the promp
   assert.match(prompt, /Git repository: yes, at .*wt, on branch \(detached at 0123456789ab\)/);
   assert.ok(!prompt.includes("# Project instructions"), "no heading without files");
   assert.equal(systemPrompt(facts, []), prompt, "the same facts give the same bytes");
+});
+
+test("a workspace's AGENTS.md that is a symlink to /dev/zero, or huge, costs a bounded read", async (t) => {
+  const dir = temp(t);
+  const ws = join(dir, "ws");
+  mkdirSync(ws);
+  // A repository may carry a symlink anywhere; a device is not an instruction file.
+  symlinkSync("/dev/zero", join(ws, "AGENTS.md"));
+  writeFileSync(join(ws, "REASONIX.md"), "y".repeat(MAX_INSTRUCTION_CHARS * 8));
+  const files = await loadInstructions(ws, join(dir, "no-config"));
+  assert.deepEqual(
+    files.map((f) => [f.path, f.text.length, f.clipped]),
+    [[join(ws, "REASONIX.md"), MAX_INSTRUCTION_CHARS, true]],
+  );
 });

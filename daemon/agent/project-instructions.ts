@@ -4,7 +4,8 @@
  * The order is fixed (general first, the workspace's own last, so the nearest file has the last
  * word) and each text is shown with its path, so the model knows where a rule comes from.
  */
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { type Head, readHead } from "../tools/read-head.js";
 import { dirname, join } from "node:path";
 
 export const INSTRUCTION_FILES = ["AGENTS.md", "REASONIX.md"] as const;
@@ -47,16 +48,17 @@ export async function instructionFolders(cwd: string): Promise<string[]> {
 }
 
 async function readInstruction(path: string): Promise<InstructionFile | undefined> {
-  let text: string;
+  let head: Head | undefined;
   try {
-    if (!(await stat(path)).isFile()) return undefined;
-    text = await readFile(path, "utf8");
+    // Four bytes a character at the most, and one more character: a file that goes on is clipped below.
+    head = await readHead(path, (MAX_INSTRUCTION_CHARS + 1) * 4);
   } catch {
     return undefined;
   }
-  text = text.replace(/^\uFEFF/, "").trimEnd();
+  if (!head) return undefined;
+  const text = head.text.replace(/^\uFEFF/, "").trimEnd();
   if (text.trim() === "") return undefined;
-  const clipped = text.length > MAX_INSTRUCTION_CHARS;
+  const clipped = text.length > MAX_INSTRUCTION_CHARS || !head.complete;
   return { path, text: clipped ? text.slice(0, MAX_INSTRUCTION_CHARS) : text, clipped };
 }
 

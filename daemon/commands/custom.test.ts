@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expandTemplate, loadCustomCommands, parseFrontMatter, parseSlash, splitArgs } from "./custom.js";
+import { expandTemplate, loadCustomCommands, MAX_COMMAND_BYTES, parseFrontMatter, parseSlash, splitArgs } from "./custom.js";
 
 test("commands come from nested markdown files; the project folder overrides the user folder", async () => {
   const base = mkdtempSync(join(tmpdir(), "rx-cmd-"));
@@ -39,4 +39,17 @@ test("slash parsing and front-matter edge cases", () => {
   assert.equal(parseSlash("not a command"), undefined);
   assert.equal(parseSlash("/ spaced"), undefined);
   assert.deepEqual(parseFrontMatter("no front matter"), { meta: {}, body: "no front matter" });
+});
+
+test("a command file past MAX_COMMAND_BYTES is left out; a symlink to a device is not read", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-cmd-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "ok.md"), "fine\n");
+  writeFileSync(join(dir, "huge.md"), "z".repeat(MAX_COMMAND_BYTES + 1));
+  symlinkSync("/dev/zero", join(dir, "zero.md"));
+  const cmds = await loadCustomCommands([dir]);
+  assert.deepEqual(
+    cmds.map((c) => c.name),
+    ["ok"],
+  );
 });

@@ -4,8 +4,9 @@
  * and `argument-hint`; the body is a template (`$ARGUMENTS`, `$1`…`$9`, `$$` for a dollar sign).
  */
 import type { Dirent } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { type Head, readHead } from "../tools/read-head.js";
 
 export interface CustomCommand {
   name: string;
@@ -16,6 +17,9 @@ export interface CustomCommand {
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+
+/** A command file larger than this is not a command (the project may come from anywhere). */
+export const MAX_COMMAND_BYTES = 256 * 1024;
 
 async function markdownFiles(dir: string): Promise<string[]> {
   let entries: Dirent[];
@@ -49,13 +53,15 @@ export async function loadCustomCommands(dirs: string[]): Promise<CustomCommand[
     for (const file of (await markdownFiles(dir)).sort()) {
       const name = relative(dir, file).slice(0, -".md".length).split(sep).join(":");
       if (!NAME.test(name)) continue;
-      let text: string;
+      let head: Head | undefined;
       try {
-        text = await readFile(file, "utf8");
+        head = await readHead(file, MAX_COMMAND_BYTES);
       } catch {
         continue;
       }
-      const { meta, body } = parseFrontMatter(text);
+      // Read at every turn: a template past the bound is left out rather than cut somewhere inside.
+      if (!head?.complete) continue;
+      const { meta, body } = parseFrontMatter(head.text);
       byName.set(name, {
         name,
         description: meta.description || `Run the ${name} command`,

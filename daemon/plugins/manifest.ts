@@ -3,9 +3,12 @@
  * exposed as `/<plugin>:<action>` slash commands (see README.md in this folder). Schemas are strict
  * so that a typo in a manifest is reported instead of silently ignored, as for config.json.
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { type Head, readHead } from "../tools/read-head.js";
+
+const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const Name = z.string().regex(NAME_PATTERN, "names use letters, digits, '.', '_' and '-' and start with a letter or digit");
@@ -134,13 +137,16 @@ export class PluginLoadError extends Error {
 async function readPlugin(pluginsDir: string, folder: string): Promise<Plugin> {
   const dir = join(pluginsDir, folder);
   const file = join(dir, "manifest.json");
-  let text: string;
+  let head: Head | undefined;
   try {
-    text = await readFile(file, "utf8");
+    head = await readHead(file, MAX_MANIFEST_BYTES);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new Error(code === "ENOENT" ? "has no manifest.json" : `cannot read manifest.json: ${(err as Error).message}`);
   }
+  if (!head) throw new Error("manifest.json is not a regular file");
+  if (!head.complete) throw new Error(`manifest.json is larger than ${MAX_MANIFEST_BYTES / 1024} KiB`);
+  const text = head.text;
   let raw: unknown;
   try {
     raw = JSON.parse(text);
