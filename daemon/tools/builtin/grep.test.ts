@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
@@ -61,4 +62,11 @@ test("grep reports an invalid regex or glob as a failed call", async () => {
   const g = await call(grepTool, { pattern: "x", glob: "{a,b" }, f.ctx);
   assert.equal(g.failed, true);
   assert.equal((await call(grepTool, { pattern: "x", path: "missing" }, f.ctx)).failed, true);
+});
+
+test("grep given a FIFO as its path answers at once without reading it", async () => {
+  execFileSync("mkfifo", [join(f.dir, "pipe")]);
+  const r = await call(grepTool, { pattern: "needle", path: "pipe" }, f.ctx);
+  assert.equal(r.failed, undefined);
+  assert.doesNotMatch(r.output, /needle/);
 });

@@ -144,10 +144,13 @@ function grep(job: GrepJob, progress: Int32Array): GrepResult {
   return { kind: "grep", hits, files: files.size, more, incomplete: state.incomplete, timedOut: clock.timedOut };
 }
 
-/** A searchable file's lines, or undefined for files grep skips (huge, binary, unreadable). */
+/** A searchable file's lines, or undefined for files grep skips (huge, binary, unreadable, not a regular file). */
 function readText(file: string): string[] | undefined {
   try {
-    if (statSync(file).size > GREP_MAX_FILE_BYTES) return undefined;
+    // A path given to grep itself is not filtered by the walk: a FIFO would block this read and a
+    // device such as /dev/zero would never end it.
+    const st = statSync(file);
+    if (!st.isFile() || st.size > GREP_MAX_FILE_BYTES) return undefined;
     const bytes = readFileSync(file);
     if (looksBinary(bytes)) return undefined;
     return decodeBytes(bytes).text.split("\n");
