@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { access, mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { withRegularFile } from "./read-head.js";
 import type { FileAccess } from "./types.js";
 import { decodeBytes, encodeText, encodingLabel, fitsEncoding, isUtf16, type TextEncodingName } from "./text-encoding.js";
 
@@ -54,22 +55,17 @@ export class NotRegularFileError extends Error {
 
 /**
  * The file's bytes, refused before reading when it is too large or not a regular file (a FIFO
- * would block the read forever, /dev/zero would never end it). Checked on the open handle, so the
- * file measured is the file read.
+ * would block the read forever, /dev/zero would never end it).
  */
 async function readBounded(path: string): Promise<Buffer> {
-  // Non-blocking: opening a FIFO for reading would otherwise wait for a writer, holding a thread of
-  // the pool every file operation of the daemon shares.
-  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const st = await handle.stat();
-    if (st.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: "EISDIR" });
-    if (!st.isFile()) throw new NotRegularFileError(path);
+  const bytes = await withRegularFile(path, async (handle, st) => {
     if (st.size > MAX_TEXT_FILE_BYTES) throw new FileTooLargeError(path, st.size);
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
+    return handle.readFile();
+  });
+  if (bytes !== undefined) return bytes;
+  // Not a regular file: a folder keeps the answer the file system gives for one.
+  if ((await stat(path)).isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: "EISDIR" });
+  throw new NotRegularFileError(path);
 }
 
 async function existingEncoding(path: string): Promise<TextEncodingName | undefined> {
