@@ -11,7 +11,8 @@ interface Waiter {
   reject(e: Error): void;
 }
 
-const NOTIFICATION_HEAD = '{"jsonrpc":"2.0","method"';
+/** How every notification's text starts as this project and the SDK write it; both clients hand those on unparsed. */
+export const NOTIFICATION_HEAD = '{"jsonrpc":"2.0","method"';
 
 export class AcpProcess {
   readonly child: ChildProcess;

@@ -4,6 +4,7 @@
  */
 import { WebSocket } from "ws";
 import { HEADER_ENV, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../../../shared/wire.js";
+import { NOTIFICATION_HEAD } from "./acp-process.js";
 
 export class DirectClient {
   private nextId = 1;
@@ -13,7 +14,7 @@ export class DirectClient {
   private constructor(private readonly ws: WebSocket) {
     ws.on("message", (data) => {
       const text = data.toString();
-      if (text.startsWith('{"jsonrpc":"2.0","method"')) {
+      if (text.startsWith(NOTIFICATION_HEAD)) {
         this.onNotification?.(text);
         return;
       }
