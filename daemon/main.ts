@@ -6,6 +6,7 @@
  */
 import { renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { resolvePaths, type Paths } from "../shared/paths.js";
+import { looksSecret } from "../shared/environment.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 import { currentBuild } from "../shared/build.js";
 import { readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
@@ -178,6 +179,13 @@ export async function runDaemon(): Promise<void> {
     return;
   }
   const { log } = daemon.state.services;
+  const exposed = Object.keys(process.env).filter(looksSecret);
+  if (exposed.length > 0) {
+    // Started by hand from a shell: those values sit in /proc/<pid>/environ for the daemon's life.
+    const warning = `this daemon's process environment holds ${exposed.sort().join(", ")}, readable in /proc/${process.pid}/environ by your other programs; start it with \`reasonix daemon start\` or systemd and keep keys in ${paths.envFile} or \`reasonix setup\``;
+    log.warn({ names: exposed }, warning);
+    process.stderr.write(`reasonix daemon: ${warning}\n`);
+  }
   // A stray rejection somewhere in one session must not take every other session down with it.
   process.on("unhandledRejection", (err) => log.error({ err }, "unhandled rejection"));
   for (const sig of ["SIGTERM", "SIGINT"] as const) {
@@ -225,6 +233,7 @@ async function serve(
   }
   // grep and glob read the bound at each search, so a changed config.json applies to the next one.
   setSearchStallBound(() => currentConfig().searchTimeoutSeconds * 1000);
+  const keySources = { daemonEnv: env, envFile: paths.envFile, credentialsFile: paths.credentialsFile };
   setEditorTimeoutBound(() => currentConfig().editorTimeoutSeconds * 1000);
   const sessions = new SessionManager(
     store,
@@ -242,7 +251,7 @@ async function serve(
         const extra = effortParams(choice.provider.name, effort);
         const { modelRetry: r, modelIdleTimeoutSeconds } = currentConfig();
         const policy = { retries: r.retries, baseMs: r.baseSeconds * 1000, maxMs: r.maxSeconds * 1000, idleMs: modelIdleTimeoutSeconds * 1000 };
-        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, paths.credentialsFile, env), () => extra, policy);
+        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, keySources), () => extra, policy);
       },
       listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
     },

@@ -9,6 +9,8 @@ export interface Paths {
   configDir: string;
   configFile: string;
   credentialsFile: string;
+  /** `NAME=value` lines of provider keys, read by the daemon into memory (the systemd unit's way). */
+  envFile: string;
   stateDir: string;
   dbDir: string;
   logsDir: string;
@@ -77,6 +79,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
     configDir,
     configFile: join(configDir, "config.json"),
     credentialsFile: join(configDir, "credentials.json"),
+    envFile: join(configDir, "env"),
     stateDir,
     dbDir: join(stateDir, "db"),
     logsDir,

@@ -11,6 +11,7 @@ import { spawnDetached, type DetachStrategy } from "./detach.js";
 import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
 import { BIN_PATH, currentBuild } from "../shared/build.js";
 import { httpOverSocket, isRunning } from "./daemon-process.js";
+import { daemonEnvironment } from "../shared/environment.js";
 
 export const SHIM_BUILD = currentBuild();
 const HANDSHAKE_TIMEOUT_MS = 3000;
@@ -105,7 +106,9 @@ export async function startDaemon(paths: Paths, opts: { strategy?: DetachStrateg
   try {
     child = await spawnDetached([process.execPath, BIN_PATH, "daemon", "run"], {
       stdio: ["ignore", logFd, logFd, "pipe"],
-      env: { ...process.env, REASONIX_READY_FD: "3" },
+      // Only what a daemon needs: it outlives this window and serves others, so it must not hold this
+      // window's keys (they come over the socket with every connection).
+      env: { ...daemonEnvironment(process.env), REASONIX_READY_FD: "3" },
       ...(strategy ? { strategy } : {}),
     });
   } finally {

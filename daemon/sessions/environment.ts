@@ -4,17 +4,15 @@
  * of whichever editor happened to start it) never reaches a tool, and a window attaching later
  * never changes another window's session.
  */
+import { looksSecret } from "../../shared/environment.js";
+
+export { looksSecret };
+
 export interface EnvironmentPolicy {
   /** Glob patterns (`*`, `?`) of names kept even though they look like secrets. */
   include?: string[] | undefined;
   /** Glob patterns of names always left out; wins over `include`. */
   exclude?: string[] | undefined;
-}
-
-const SECRET_WORDS = /KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL/i;
-
-export function looksSecret(name: string): boolean {
-  return SECRET_WORDS.test(name);
 }
 
 function globToRegExp(glob: string): RegExp {

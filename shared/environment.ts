@@ -1,0 +1,44 @@
+/**
+ * Environments that cross a trust line. The daemon serves every window of this user for weeks, and
+ * whatever its process environment holds is readable in /proc/<pid>/environ by anything running as
+ * the user outside a sandbox. So the daemon starts with only what it needs to run; each window
+ * sends its own environment over the socket, and the provider keys in it stay in the daemon's
+ * memory. Used by the shim (what a daemon it starts gets) and by the daemon (what a session's
+ * tools may inherit).
+ */
+
+const SECRET_WORDS = /KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL/i;
+
+/** A name that usually carries a credential (API keys, tokens, passwords). */
+export function looksSecret(name: string): boolean {
+  return SECRET_WORDS.test(name);
+}
+
+/** What a daemon needs of its starter's environment: where things are, the locale, the trust store. */
+const KEPT = new Set([
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TMPDIR",
+  // A corporate proxy's certificate, without which the provider is unreachable.
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "DEEPSEEK_BASE_URL",
+]);
+const KEPT_PREFIXES = ["LC_", "XDG_", "REASONIX_"];
+
+/** The environment a daemon process is started with: the kept names, never a secret-looking one. */
+export function daemonEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || looksSecret(name)) continue;
+    if (KEPT.has(name) || KEPT_PREFIXES.some((p) => name.startsWith(p))) out[name] = value;
+  }
+  return out;
+}
