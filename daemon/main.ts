@@ -31,6 +31,7 @@ import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
 import { effortParams } from "./provider/effort.js";
 import { setSearchStallBound } from "./tools/builtin/search-thread.js";
 import { setEditorTimeoutBound } from "./tools/editor-request.js";
+import { sandboxProber } from "./tools/sandbox-probe.js";
 import { RpcError } from "../shared/jsonrpc.js";
 import { buildApp } from "./server/app.js";
 import type { DaemonState } from "./server/state.js";
@@ -98,6 +99,11 @@ function writeDaemonInfo(paths: Paths, info: object): void {
   const tmp = `${paths.daemonInfoFile}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(info, null, 2), { mode: 0o600 });
   renameSync(tmp, paths.daemonInfoFile);
+}
+
+/** What a sandboxed command must not see: every folder of the daemon's own. */
+function daemonDirs(paths: Paths): string[] {
+  return [...new Set([paths.configDir, paths.stateDir, paths.runtimeDir, paths.socketDir])];
 }
 
 /** A stop waits this long for sessions to wind down (a tool ignoring its cancel); then it goes on. */
@@ -233,6 +239,9 @@ async function serve(
   }
   // grep and glob read the bound at each search, so a changed config.json applies to the next one.
   setSearchStallBound(() => currentConfig().searchTimeoutSeconds * 1000);
+  // Probed now, while nothing else runs; sessions wait for the answer before their first command.
+  const sandbox = sandboxProber(env.PATH);
+  void sandbox();
   const keySources = { daemonEnv: env, envFile: paths.envFile, credentialsFile: paths.credentialsFile };
   setEditorTimeoutBound(() => currentConfig().editorTimeoutSeconds * 1000);
   const sessions = new SessionManager(
@@ -254,6 +263,8 @@ async function serve(
         return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, keySources), () => extra, policy);
       },
       listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
+      sandbox,
+      hiddenDirs: daemonDirs(paths),
     },
     log,
   );
@@ -279,6 +290,7 @@ async function serve(
     connections: 0,
     windowBacklogBytes: initial.windowBacklogBytes,
     idle: () => sessions.liveSessions().every((s) => s.isIdle()),
+    sandbox,
     requestShutdown: (reason) => {
       shuttingDown ??= shutdown(reason);
     },

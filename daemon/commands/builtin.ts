@@ -39,6 +39,8 @@ export interface CommandHost {
   compact(focus: string): Promise<string>;
   /** The context the next request carries, the model's window, and the summary in force. */
   context(): { used: number; size: number; summary: string | undefined };
+  /** Where the session's commands run now: the sandbox in words, or why there is none. */
+  sandbox(): Promise<string>;
   /** The session's background commands. */
   jobs(): Array<{ jobId: string; command: string; pid: number | undefined; startedAt: string; state: string; exitCode: number | null; signal: string | null }>;
   /** Restores the files of the newest checkpoint not yet undone; the answer to show. */
@@ -114,6 +116,7 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
         `- Mode: ${r.mode}${r.goal ? ` — goal: ${r.goal.text} (${r.goal.status}, ${r.goal.turns} turns)` : ""}`,
         `- Permissions: ${r.toolApproval}`,
         ...grantLines(host.grants),
+        `- Commands: ${await host.sandbox()}`,
         `- Usage so far: ${n(u?.rounds)} model rounds, ${n(u?.promptTokens)} prompt tokens (${n(u?.cacheHitTokens)} cache hits, ${n(u?.cacheMissTokens)} misses), ${n(u?.completionTokens)} completion tokens (${n(u?.reasoningTokens)} reasoning)`,
         contextLine(host),
         `- MCP servers: ${host.mcpServers.length ? host.mcpServers.join(", ") : "none"}`,

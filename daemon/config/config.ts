@@ -92,6 +92,7 @@ export const ConfigFile = z
       .strict()
       .optional(),
     webFetch: z.object({ allowPrivateNetwork: z.boolean() }).partial().strict().optional(),
+    sandbox: z.object({ network: z.boolean() }).partial().strict().optional(),
   })
   .strict();
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -139,6 +140,13 @@ export interface DaemonConfig {
   shellEnvironment: { include?: string[] | undefined; exclude?: string[] | undefined };
   /** web_fetch: loopback, link-local and private addresses are refused unless this allows them. */
   webFetch: { allowPrivateNetwork: boolean };
+  /**
+   * The command sandbox (tools/sandbox.ts). `network`: whether sandboxed commands share the
+   * machine's network (default true: servers the agent starts must be reachable from the user's
+   * browser and from its other commands, and installs must work); false gives each command an
+   * empty network of its own, so an approved command cannot send anything anywhere.
+   */
+  sandbox: { network: boolean };
 }
 
 export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
@@ -261,6 +269,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     prices: file.prices,
     shellEnvironment: file.shellEnvironment ?? {},
     webFetch: { allowPrivateNetwork: file.webFetch?.allowPrivateNetwork ?? false },
+    sandbox: { network: file.sandbox?.network ?? true },
     displayCurrency: file.displayCurrency,
     compaction: {
       auto: file.compaction?.auto ?? DEFAULT_COMPACTION.auto,

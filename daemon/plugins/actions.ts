@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { expandTemplate, splitArgs } from "../commands/custom.js";
 import type { PluginCommand } from "../commands/registry.js";
 import { formatIssues, Surface, type Plugin, type PluginAction, type StatusSurface } from "./manifest.js";
+import type { Sandbox } from "../tools/sandbox.js";
 
 export type ActionResult = { kind: "surface"; surface: Surface } | { kind: "prompt"; text: string } | undefined;
 
@@ -14,6 +15,8 @@ export interface RunActionOptions {
   /** The complete environment of a run action's process; nothing is inherited implicitly. */
   env: Record<string, string | undefined>;
   signal?: AbortSignal;
+  /** The session's sandbox for a run action, its own folder readable in it; undefined: unconfined. */
+  sandbox?: (pluginDir: string) => Promise<Sandbox | undefined>;
 }
 
 const STDOUT_MAX = 64 * 1024;
@@ -84,7 +87,7 @@ export async function runAction(plugins: readonly Plugin[], name: string, args: 
   if (!plugin || !action) return undefined;
   if (action.surface) return { kind: "surface", surface: expandSurface(action.surface, args, name) };
   if (action.prompt !== undefined) return { kind: "prompt", text: expandTemplate(action.prompt, args) };
-  return { kind: "surface", surface: await runProcess(plugin, action, name, args, opts) };
+  return { kind: "surface", surface: await runProcess(plugin, action, name, args, opts, await opts.sandbox?.(plugin.dir)) };
 }
 
 /** Plain text becomes a card; a JSON object must be a valid surface, since it was meant as one. */
@@ -115,7 +118,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-function runProcess(plugin: Plugin, action: PluginAction, title: string, args: string, opts: RunActionOptions): Promise<Surface> {
+function runProcess(plugin: Plugin, action: PluginAction, title: string, args: string, opts: RunActionOptions, sandbox: Sandbox | undefined): Promise<Surface> {
   const [command, ...fixed] = action.run!;
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(opts.env)) if (v !== undefined) env[k] = v;
@@ -125,7 +128,9 @@ function runProcess(plugin: Plugin, action: PluginAction, title: string, args: s
   if (opts.signal?.aborted) return Promise.resolve(errorSurface(title, "Cancelled."));
 
   return new Promise<Surface>((resolve) => {
-    const child = spawn(command!, [...fixed, ...splitArgs(args)], { cwd: plugin.dir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const argv = [command!, ...fixed, ...splitArgs(args)];
+    const { file, args: fileArgs } = sandbox ? sandbox.wrap(argv, plugin.dir) : { file: argv[0]!, args: argv.slice(1) };
+    const child = spawn(file, fileArgs, { cwd: plugin.dir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const stdout: Buffer[] = [];
     let stdoutLen = 0;
     let truncated = false;

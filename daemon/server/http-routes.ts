@@ -6,6 +6,14 @@ import type { FastifyInstance } from "fastify";
 import { WIRE_MAJOR } from "../../shared/wire.js";
 import { keys } from "../store/store.js";
 import type { DaemonState } from "./state.js";
+import type { SandboxStatus } from "../tools/sandbox-probe.js";
+
+/** What `reasonix daemon status` shows of the command sandbox. */
+function sandboxView(status: SandboxStatus, network: boolean): Record<string, unknown> {
+  return status.available
+    ? { available: true, kind: status.kind, bwrap: status.bwrap, network, presets: ["read-only", "workspace-write"] }
+    : { available: false, kind: status.kind, reason: status.reason, commands: "run unconfined; they ask and are granted as before" };
+}
 
 export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonState }): Promise<void> {
   const { state } = opts;
@@ -37,6 +45,7 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
       pendingPermissions: live.reduce((n, s) => n + s.pendingPermissions.length, 0),
       inboxDepth: live.reduce((n, s) => n + s.inbox.depth, 0),
       store: state.store.health(),
+      sandbox: sandboxView(await state.sandbox(), state.services.config().sandbox.network),
       liveSessions: live,
     };
   });

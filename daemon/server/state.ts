@@ -1,5 +1,6 @@
 import type { AcpServices } from "../acp/context.js";
 import type { Store } from "../store/store.js";
+import type { SandboxStatus } from "../tools/sandbox-probe.js";
 
 /** What the HTTP plugins read and the daemon's life cycle writes. */
 export interface DaemonState {
@@ -13,6 +14,8 @@ export interface DaemonState {
   windowBacklogBytes: number;
   /** No turn running or waiting, no question pending: safe to stop or to hand over to a new build. */
   idle(): boolean;
+  /** Whether commands run sandboxed on this machine, and why not when they don't. */
+  sandbox(): Promise<SandboxStatus>;
   /** Asks the daemon to stop cleanly (admin route, signals, idle timer). */
   requestShutdown(reason: string): void;
 }

@@ -51,6 +51,7 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
   const files = () => tools.restoreFiles(new AbortController().signal);
   return {
     jobs: () => parts.jobs.list(),
+    sandbox: () => parts.tools.sandboxSummary(),
     undo: () => checkpoints.undo(files()),
     redo: () => checkpoints.redo(files()),
     checkpoints: () => checkpoints.list(),
@@ -128,7 +129,7 @@ export async function turnInputFor(
 
 export async function runPluginAction(parts: CommandHostParts, name: string, args: string, signal: AbortSignal): Promise<void> {
   const { session, runtime, surfaces, turns } = parts;
-  const result = await runAction(runtime.plugins, name, args, { env: session.toolEnv(), signal });
+  const result = await runAction(runtime.plugins, name, args, { env: session.toolEnv(), signal, sandbox: (dir) => parts.tools.sandboxNow([dir]) });
   if (!result) {
     turns.emitForTurn(commandAnswer(`No plugin action named ${name}.`));
     return;

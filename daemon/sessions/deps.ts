@@ -4,6 +4,7 @@ import type { Logger } from "../log/log.js";
 import type { DaemonConfig } from "../config/config.js";
 import type { ChatModel } from "../provider/types.js";
 import type { GoalBounds } from "../agent/goal.js";
+import type { SandboxStatus } from "../tools/sandbox-probe.js";
 
 export interface SessionDeps {
   store: Store;
@@ -17,4 +18,8 @@ export interface SessionDeps {
   /** Builds the model for a reference; throws RpcError -32000 when no key is configured. */
   createModel(ref: string, env: Readonly<Record<string, string | undefined>>, effort: string): ChatModel;
   listSessions(cwd: string): Promise<Array<{ sessionId: string; title?: string; updatedAt: string }>>;
+  /** Whether commands can be sandboxed here (probed once per daemon). */
+  sandbox(): Promise<SandboxStatus>;
+  /** The daemon's own folders (config, state, runtime, socket): absent inside the sandbox. */
+  hiddenDirs: readonly string[];
 }

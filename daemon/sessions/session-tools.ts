@@ -14,6 +14,7 @@ import { runToolCall, type RunnerHost, type ToolCallRequest } from "../tools/run
 import { realRoots } from "../tools/workspace.js";
 import type { FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "../tools/types.js";
 import type { JobTable } from "../tools/jobs.js";
+import type { Sandbox, SessionSandbox } from "../tools/sandbox.js";
 import type { ToolSpec } from "../provider/types.js";
 import type { EditorRouter } from "./editor-router.js";
 import type { PermissionBroker } from "./permission-broker.js";
@@ -30,6 +31,8 @@ export interface SessionToolsHost {
   /** config.json's `webFetch.allowPrivateNetwork`, read per call (the daemon re-reads the file). */
   allowPrivateNetwork(): boolean;
   jobs: JobTable;
+  /** Where the session's commands run confined (tools/sandbox.ts). */
+  sandbox: SessionSandbox;
   /** Before a tool writes a file: the checkpoint saves what it held (`read`: as the tools see it). */
   beforeWrite(path: string, read: () => Promise<{ text: string; encoding: string }>): Promise<void>;
   /** The task tool's child agent, over this call's runner (the parent's gate and grants). */
@@ -64,11 +67,31 @@ export class SessionTools {
     return routedFiles(this.host.record.id, (cap) => this.host.router.pick(cap), localFiles(), signal);
   }
 
-  run(call: ToolCallRequest, signal: AbortSignal): Promise<string> {
+  /** Where a command of this session would run now (plugin actions add their own folder as readable). */
+  sandboxNow(readable: readonly string[] = []): Promise<Sandbox | undefined> {
+    const record = this.host.record;
+    return this.host.sandbox.plan(this.preset(), realRoots(record.cwd, record.additionalDirectories), readable);
+  }
+
+  /** The sandbox in words for /status, or why commands run without one. */
+  async sandboxSummary(): Promise<string> {
+    if (this.preset() === "danger-full-access") return "unconfined (danger-full-access runs them as they are)";
+    const sandbox = await this.sandboxNow();
+    if (sandbox) return `in a ${sandbox.describe()}`;
+    const status = await this.host.sandbox.status();
+    return `unconfined, NO SANDBOX: ${status.available ? "unavailable" : status.reason}. They ask and are granted as before.`;
+  }
+
+  private preset(): Preset {
+    return isPreset(this.host.record.toolApproval) ? (this.host.record.toolApproval as Preset) : "workspace-write";
+  }
+
+  async run(call: ToolCallRequest, signal: AbortSignal): Promise<string> {
     const { host } = this;
     const record = host.record;
     const roots = realRoots(record.cwd, record.additionalDirectories);
     const cwd = roots[0]!;
+    const sandbox = await host.sandbox.plan(this.preset(), roots);
     const pick = (cap: "readTextFile" | "writeTextFile" | "terminal") => host.router.pick(cap);
     const checkpointed = (files: FileAccess): FileAccess => ({
       ...files,
@@ -80,11 +103,12 @@ export class SessionTools {
     const runner: RunnerHost = {
       emit: (u) => host.emit(u),
       tools: this.tools,
-      preset: () => (isPreset(record.toolApproval) ? (record.toolApproval as Preset) : "workspace-write"),
+      preset: () => this.preset(),
       mode: () => record.mode,
       memory: this.memory,
       roots,
       cwd,
+      sandbox,
       askPermission: async (toolCall, options, sig) => {
         const outcome = await host.broker.ask(toolCall, options, sig);
         await host.recordDecision(toolCall.toolCallId, outcome.outcome === "selected" ? outcome.optionId : "cancelled");
@@ -103,6 +127,7 @@ export class SessionTools {
           snapshots: this.snapshots,
           allowPrivateNetwork: host.allowPrivateNetwork(),
           commands: routedCommands(record.id, pick, localCommands(env)),
+          sandbox,
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
           controls: host.controls,
           jobs: host.jobs,

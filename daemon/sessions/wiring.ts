@@ -6,6 +6,7 @@
 import { TurnRunner } from "../agent/turn-runner.js";
 import { subagentRunner } from "../agent/subagent.js";
 import { JobTable } from "../tools/jobs.js";
+import { SessionSandbox } from "../tools/sandbox.js";
 import { Checkpoints } from "./checkpoints.js";
 import { jobHooks } from "./job-records.js";
 import { TaskTranscripts } from "./task-transcripts.js";
@@ -39,6 +40,7 @@ export interface SessionParts {
   turns: TurnRunner<ClientPort>;
   status: StatusReporter;
   jobs: JobTable;
+  sandbox: SessionSandbox;
   checkpoints: Checkpoints;
   transcripts: TaskTranscripts;
 }
@@ -53,6 +55,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
   );
   const broker = new PermissionBroker(record.id, router, () => deps.permissionTimeoutMs());
   const jobs = new JobTable(jobHooks(deps.store, record.id, log));
+  const sandbox = new SessionSandbox({ status: () => deps.sandbox(), hidden: deps.hiddenDirs, network: () => deps.config().sandbox.network });
   const checkpoints = new Checkpoints(deps.store, record.id, record.cwd);
   const transcripts = new TaskTranscripts(deps.store, record.id, log);
   let port!: ReturnType<typeof turnPort>;
@@ -70,6 +73,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
       reportGoal: (status, summary) => reportGoal(session, status, summary),
     },
     jobs,
+    sandbox,
     beforeWrite: (path, read) => checkpoints.capture(path, read),
     subagent: (runner, toolCallId) =>
       subagentRunner({
@@ -126,5 +130,5 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     context: () => turns.context(),
     jobs: () => jobs.list(),
   });
-  return { router, broker, tools, surfaces, runtime, turns, status, jobs, checkpoints, transcripts };
+  return { router, broker, tools, surfaces, runtime, turns, status, jobs, sandbox, checkpoints, transcripts };
 }

@@ -15,13 +15,16 @@ export function routedCommands(sessionId: string, pick: EditorPicker, local: Com
     async run(command, opts) {
       const editor = pick("terminal");
       if (!editor) return local.run(command, opts);
+      // Confined the same way as on this machine: the editor runs `bwrap … -- /bin/sh -c …` in its terminal.
+      const argv = ["/bin/sh", "-c", command];
+      const { file, args } = opts.sandbox ? opts.sandbox.wrap(argv, opts.cwd, { newSession: true }) : { file: argv[0]!, args: argv.slice(1) };
       const created = editorAnswer(
         CreateTerminalResponse,
         "terminal/create",
         await askEditor(
           editor,
           "terminal/create",
-          { sessionId, command: "/bin/sh", args: ["-c", command], cwd: opts.cwd, outputByteLimit: OUTPUT_LIMIT },
+          { sessionId, command: file, args, cwd: opts.cwd, outputByteLimit: OUTPUT_LIMIT },
           { signal: opts.signal, timeoutMs },
         ),
       );

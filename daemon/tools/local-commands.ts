@@ -63,12 +63,14 @@ export function localCommands(env: Record<string, string | undefined>): CommandR
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
 
   return {
-    run(command, { cwd, timeoutMs, signal }) {
+    run(command, { cwd, timeoutMs, signal, sandbox }) {
       if (signal.aborted) {
         return Promise.resolve({ exitCode: null, signal: null, output: "", truncated: false, timedOut: false, cancelled: true });
       }
       return new Promise<CommandResult>((resolve, reject) => {
-        const child = spawn("/bin/sh", ["-c", command], { cwd, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+        const { file, args } = sandbox ? sandbox.wrap(["/bin/sh", "-c", command], cwd) : { file: "/bin/sh", args: ["-c", command] };
+        // Confined or not, the command leads its own process group; bwrap keeps it (no new session).
+        const child = spawn(file, args, { cwd, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const out = new BoundedOutput();
         let timedOut = false;
         let cancelled = false;

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { Access, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
 import { needsApproval, permissionOptions, type ApprovalMemory, type Preset } from "./permissions.js";
+import type { Sandbox } from "./sandbox.js";
 
 export interface ToolCallRequest {
   id: string;
@@ -26,7 +27,9 @@ export interface RunnerHost {
   roots: readonly string[];
   cwd: string;
   askPermission(toolCall: ToolCallUpdate, options: PermissionOption[], signal: AbortSignal): Promise<RequestPermissionOutcome>;
-  /** Everything of the ToolContext but the call's own id and update function. */
+  /** Where commands run confined now; undefined when they run as they are. */
+  sandbox: Sandbox | undefined;
+  /** Everything of the ToolContext but the call's own id and update function (`sandbox` included). */
   context(signal: AbortSignal, toolCallId: string): Omit<ToolContext, "toolCallId" | "update">;
 }
 
@@ -50,6 +53,47 @@ function describeAccess(access: Access): string {
     case "none":
       return "run this tool";
   }
+}
+
+const OUTSIDE_OPTIONS: PermissionOption[] = [
+  { optionId: "allow_once_unsandboxed", name: "Allow once, outside the sandbox", kind: "allow_once" },
+  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+];
+
+/**
+ * A command the model asks to run outside the sandbox: asked every time, whatever was granted (a
+ * grant was given for the confined command), with no "always" to give; a rejection grant stands.
+ * Undefined: the user allowed it, this once.
+ */
+async function decideOutside(
+  host: RunnerHost,
+  name: string,
+  call: PreparedCall,
+  toolCallId: string,
+  rawInput: unknown,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const { remembered } = await host.memory.judge(name, call.access);
+  if (remembered === "reject")
+    return `The user has refused to let you ${describeAccess(call.access)} in this session. Do not retry it; ask the user or choose another approach.`;
+  const outcome = await host.askPermission(
+    {
+      toolCallId,
+      title: `${call.title} outside the sandbox (${host.sandbox!.describe()} otherwise)`,
+      kind: call.kind,
+      status: "pending",
+      locations: call.locations,
+      rawInput: rawInput as Record<string, unknown>,
+    },
+    OUTSIDE_OPTIONS,
+    signal,
+  );
+  if (outcome.outcome === "selected" && outcome.optionId === "allow_once_unsandboxed") return undefined;
+  if (outcome.outcome === "selected")
+    return "The user rejected running it outside the sandbox. Do not retry it unsandboxed; ask the user or choose another approach.";
+  return signal.aborted
+    ? "Cancelled by the user."
+    : `No answer to the permission request to ${describeAccess(call.access)} outside the sandbox; it was not done.`;
 }
 
 async function decide(
@@ -121,7 +165,11 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
     rawInput: rawInput as Record<string, unknown>,
   });
 
-  const refusal = await decide(host, req.name, call, toolCallId, rawInput, signal);
+  // Plan mode refuses commands before any question, so such a call goes the usual way.
+  const unconfined = call.access.type === "execute" && call.access.outsideSandbox === true && host.sandbox !== undefined && host.mode() !== "plan";
+  const refusal = unconfined
+    ? await decideOutside(host, req.name, call, toolCallId, rawInput, signal)
+    : await decide(host, req.name, call, toolCallId, rawInput, signal);
   if (refusal !== undefined) {
     host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [text(refusal)] });
     return refusal;
@@ -136,6 +184,7 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
   try {
     result = await call.run({
       ...host.context(signal, toolCallId),
+      ...(unconfined ? { sandbox: undefined } : {}),
       toolCallId,
       update: (fields) => host.emit({ sessionUpdate: "tool_call_update", toolCallId, ...fields }),
     });

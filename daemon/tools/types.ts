@@ -5,6 +5,7 @@
 import type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import type { FileSnapshots } from "./file-snapshots.js";
+import type { Sandbox } from "./sandbox.js";
 
 export type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry };
 
@@ -13,7 +14,8 @@ export type Access =
   | { type: "none" }
   | { type: "read"; paths: string[] }
   | { type: "write"; paths: string[] }
-  | { type: "execute"; command: string; cwd: string }
+  /** `outsideSandbox`: the model asks to run it unconfined; only a question the user answers allows that. */
+  | { type: "execute"; command: string; cwd: string; outsideSandbox?: boolean }
   /** A request to a web server; the question and an "always" answer are per host (host:port). */
   | { type: "fetch"; url: string; host: string }
   /** A tool of an MCP server; `readOnly` is the server's own hint, which never skips a question. */
@@ -53,7 +55,11 @@ export interface CommandResult {
 }
 
 export interface CommandRunner {
-  run(command: string, opts: { cwd: string; timeoutMs: number; signal: AbortSignal; onTerminal?(terminalId: string): void }): Promise<CommandResult>;
+  /** `sandbox`: run confined (tools/sandbox.ts); absent, the command runs as it is. */
+  run(
+    command: string,
+    opts: { cwd: string; timeoutMs: number; signal: AbortSignal; sandbox?: Sandbox | undefined; onTerminal?(terminalId: string): void },
+  ): Promise<CommandResult>;
 }
 
 export interface ToolContext {
@@ -69,6 +75,8 @@ export interface ToolContext {
   /** What the model last saw of each file: edits of a file changed since are refused. */
   snapshots: FileSnapshots;
   commands: CommandRunner;
+  /** Where this call's commands run confined; undefined: unconfined (danger-full-access, no sandbox, or the user allowed it outside once). */
+  sandbox: Sandbox | undefined;
   /** Sends a tool_call_update for this call while it runs (e.g. the terminal it opened). */
   update(fields: Omit<ToolCallUpdate, "toolCallId">): void;
   /** Replaces the session's plan (todo_write). */
@@ -104,7 +112,7 @@ export interface JobRead extends JobView {
 
 /** A session's background commands (tools/jobs.ts). */
 export interface JobControl {
-  start(command: string, cwd: string, env: Record<string, string | undefined>): JobView;
+  start(command: string, cwd: string, env: Record<string, string | undefined>, sandbox?: Sandbox): JobView;
   read(jobId: string): JobRead;
   wait(jobId: string, timeoutMs: number, signal: AbortSignal): Promise<JobRead & { timedOut: boolean }>;
   kill(jobId: string): Promise<JobRead>;

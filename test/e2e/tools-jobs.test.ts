@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning } from "../../shared/process.js";
-import { stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { hostPids, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { daemonStatus, world, within } from "./fixture.js";
 
 const until = async (cond: () => boolean | Promise<boolean>, what: string): Promise<void> => {
@@ -34,7 +34,6 @@ test("a background command outlives every window; a later turn from a new window
   assert.match(asked[0]!.params.toolCall.title, /^Start in the background `echo/);
   assert.match(toolResults(model.requests[1]!.body).start!, /"jobId": "job-1"/);
   await until(() => existsSync(join(workdir, "job.pid")), "the job's pid file");
-  const pid = Number(readFileSync(join(workdir, "job.pid"), "utf8"));
 
   // Every window goes away: the job runs on, owned by the session in the daemon.
   await agent.closeStdin();
@@ -47,6 +46,8 @@ test("a background command outlives every window; a later turn from a new window
     status.jobs.map((j: any) => [j.jobId, j.state, j.command]),
     [["job-1", "running", ticker]],
   );
+  // The job's process on this machine (the sandbox's, when it runs in one: `$$` inside is its own pid).
+  const pid: number = status.jobs[0].pid;
   assert.ok(isRunning(pid), "the job still runs with no window attached");
 
   // A new window, a later turn: new output since the last read, then the kill.
@@ -89,15 +90,13 @@ test("a background command outlives every window; a later turn from a new window
 
   // A job still running when the session is closed ends with it, its whole process group.
   model.enqueue(
-    { toolCalls: [{ id: "again", name: "run_command", arguments: { command: "sleep 60 & echo $! > sleeper.pid; wait", background: true } }] },
+    { toolCalls: [{ id: "again", name: "run_command", arguments: { command: "sleep 60.31 & wait", background: true } }] },
     { content: ["sleeping"] },
   );
   await within(10_000, "the second job's turn", w2.prompt(sessionId, "sleep"));
-  await until(() => existsSync(join(workdir, "sleeper.pid")) && readFileSync(join(workdir, "sleeper.pid"), "utf8").trim() !== "", "the sleeper's pid");
-  const sleeper = Number(readFileSync(join(workdir, "sleeper.pid"), "utf8"));
-  assert.ok(isRunning(sleeper));
+  await until(() => hostPids("sleep 60.31").length > 0, "the sleeper");
   assert.deepEqual((await w2.rpc.request("session/close", { sessionId })) ?? {}, {});
-  assert.equal(isRunning(sleeper), false, "no process of the job remains after session close");
+  assert.deepEqual(hostPids("sleep 60.31"), [], "no process of the job remains after session close");
 });
 
 test("background jobs run in the daemon even when the editor offers terminals, and end when the daemon stops", async (t) => {
@@ -106,28 +105,29 @@ test("background jobs run in the daemon even when the editor offers terminals, a
     throw new Error(`unexpected ${method}`);
   };
   model.enqueue(
-    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "echo $$ > bg.pid; exec sleep 60", background: true } }] },
+    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "echo started > bg.pid; exec sleep 60.32", background: true } }] },
     { content: ["running"] },
   );
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
   assert.equal(agent.agentRequests.filter((r) => r.method.startsWith("terminal/")).length, 0, "no editor terminal for a background job");
-  await until(() => existsSync(join(workdir, "bg.pid")) && readFileSync(join(workdir, "bg.pid"), "utf8").trim() !== "", "the job's pid");
-  const pid = Number(readFileSync(join(workdir, "bg.pid"), "utf8"));
-  assert.ok(isRunning(pid));
+  await until(() => hostPids("sleep 60.32").length > 0, "the job");
   await stopDaemon(home.dir);
-  assert.equal(isRunning(pid), false, "the daemon's stop ended the job");
+  assert.deepEqual(hostPids("sleep 60.32"), [], "the daemon's stop ended the job");
 });
 
 test("a daemon killed with its jobs running: the next daemon ends them (the very processes recorded, whole group)", async (t) => {
   const { agent, model, workdir, home, spawn } = await world(t, { connector: "process" });
+  // Unsandboxed: a sandboxed job dies with the daemon that started it (the next test), so only a
+  // job outside the sandbox can be left behind for the next daemon to end.
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
   model.enqueue(
     { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "sleep 60 & echo $$ $! > pids; wait", background: true } }] },
     { content: ["running"] },
   );
-  await agent.initialize();
-  const { sessionId } = await agent.newSession(workdir);
   await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
   await until(() => existsSync(join(workdir, "pids")) && readFileSync(join(workdir, "pids"), "utf8").trim().split(" ").length === 2, "the pids");
   const pids = readFileSync(join(workdir, "pids"), "utf8").trim().split(" ").map(Number);
@@ -143,4 +143,19 @@ test("a daemon killed with its jobs running: the next daemon ends them (the very
     pids.every((pid) => !isRunning(pid)),
     "the new daemon ended the orphaned job before serving",
   );
+});
+
+test("a daemon killed with a sandboxed job running takes the job with it: nothing is left for anyone to end", async (t) => {
+  const { agent, model, workdir, home } = await world(t, { connector: "process" });
+  model.enqueue({ toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "sleep 60.33 & wait", background: true } }] }, { content: ["running"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
+  const status = (await daemonStatus(home.dir)).sandbox;
+  if (!status.available) return t.skip(`no sandbox here: ${status.reason}`);
+  await until(() => hostPids("sleep 60.33").length > 0, "the job");
+  const old = await waitForDaemonPid(home.dir);
+  process.kill(old, "SIGKILL");
+  await waitForPidExit(old, 5000);
+  await until(() => hostPids("sleep 60.33").length === 0, "the job to end with its daemon");
 });

@@ -7,7 +7,7 @@
  */
 import { AssertionError } from "node:assert";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -67,6 +67,25 @@ export function daemonPid(home: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Live processes on this machine whose command line holds `marker` (the test's own process aside).
+ * A sandboxed command sees its own pid namespace, so `$$` inside names nothing out here: tests find
+ * its processes by a word only they use, such as `sleep 61.7`.
+ */
+export function hostPids(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ");
+      if (cmdline.includes(marker) && isRunning(Number(entry))) found.push(Number(entry));
+    } catch {
+      // gone while we looked
+    }
+  }
+  return found;
 }
 
 /** Zombies count as dead: a killed daemon whose parent has not reaped it yet is gone for our purposes. */

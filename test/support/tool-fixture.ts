@@ -50,6 +50,7 @@ export function fixture(): Fixture {
       snapshots: new FileSnapshots(),
       allowPrivateNetwork: false,
       commands: localCommands(process.env),
+      sandbox: undefined,
       update: (u: Update) => void f.updates.push(u),
       setPlan: (entries) => void f.plans.push(entries),
       askUser: async (question, choices) => {

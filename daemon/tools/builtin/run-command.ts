@@ -2,6 +2,7 @@ import { errorText } from "../error-text.js";
 import { z } from "zod";
 import { defineTool, type CommandResult, type ToolContext, type ToolResult } from "../types.js";
 import { isInside } from "../workspace.js";
+import { sandboxStopNote } from "../sandbox.js";
 import { absPath, clip, failure, shownPath, textContent } from "./common.js";
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -20,6 +21,13 @@ const args = z.object({
     .boolean()
     .optional()
     .describe("Start it as a background job and return at once with its jobId (servers, watchers, long builds); no timeout applies."),
+  outsideSandbox: z
+    .boolean()
+    .optional()
+    .describe(
+      "Ask the user to run this once outside the sandbox. Only after the sandbox stopped it (the result says so): " +
+        "the user is always asked, and may refuse.",
+    ),
 });
 
 function report(r: CommandResult, timeoutS: number): string {
@@ -47,7 +55,7 @@ export const runCommandTool = defineTool({
   kind: "execute",
   title: (a, ctx) =>
     `${a.background ? "Start in the background" : "Run"} \`${clip(a.command.replace(/\s+/g, " ").trim(), 80)}\`${a.cwd ? ` in ${shownPath(ctx, a.cwd)}` : ""}`,
-  access: (a, ctx) => ({ type: "execute", command: a.command, cwd: absPath(ctx, a.cwd) }),
+  access: (a, ctx) => ({ type: "execute", command: a.command, cwd: absPath(ctx, a.cwd), ...(a.outsideSandbox ? { outsideSandbox: true } : {}) }),
   async run(a, ctx) {
     const cwd = absPath(ctx, a.cwd);
     if (!isInside(cwd, ctx.roots)) {
@@ -61,13 +69,17 @@ export const runCommandTool = defineTool({
         cwd,
         timeoutMs: timeoutS * 1000,
         signal: ctx.signal,
+        sandbox: ctx.sandbox,
         onTerminal: (terminalId) => ctx.update({ content: [{ type: "terminal", terminalId }] }),
       });
     } catch (err) {
       return failure(`Could not run the command: ${errorText(err)}`);
     }
-    const output = report(r, timeoutS);
-    const content = r.terminalId ? [{ type: "terminal" as const, terminalId: r.terminalId }] : [textContent(r.output)];
+    const stopped = ctx.sandbox && r.exitCode !== 0 ? sandboxStopNote(ctx.sandbox, r.output) : undefined;
+    const output = stopped ? `${report(r, timeoutS)}\n${stopped}` : report(r, timeoutS);
+    const content = r.terminalId
+      ? [{ type: "terminal" as const, terminalId: r.terminalId }]
+      : [textContent(stopped ? `${r.output.replace(/\n$/, "")}\n${stopped}` : r.output)];
     const rawOutput = { exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, cancelled: r.cancelled, truncated: r.truncated };
     return r.timedOut || r.cancelled ? { output, content, rawOutput, failed: true } : { output, content, rawOutput };
   },
@@ -76,7 +88,7 @@ export const runCommandTool = defineTool({
 /** Background jobs always run in the daemon, never in an editor terminal: they must outlive the window. */
 function startJob(command: string, cwd: string, ctx: ToolContext): ToolResult {
   try {
-    const job = ctx.jobs.start(command, cwd, ctx.env);
+    const job = ctx.jobs.start(command, cwd, ctx.env, ctx.sandbox);
     const output =
       `Started in the background: "jobId": "${job.jobId}" (pid ${job.pid ?? "unknown"}). ` +
       "Read its new output with command_output, wait for it with command_wait, stop it with command_kill.";
