@@ -1,6 +1,7 @@
 /**
- * Operator endpoints: /livez (the event loop answers), /readyz (store open, not draining),
- * /status (JSON for `reasonix daemon status`), and the shutdown route the CLI uses.
+ * Operator endpoints: /livez (the event loop answers), /readyz (store open and writable, not
+ * draining; else 503 with the reason), /status (JSON for `reasonix daemon status`), and the
+ * shutdown route the CLI uses.
  */
 import type { FastifyInstance } from "fastify";
 import { WIRE_MAJOR } from "../../shared/wire.js";
@@ -21,9 +22,14 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
   app.get("/livez", async () => ({ ok: true }));
 
   app.get("/readyz", async (_req, reply) => {
-    const storeWritable = state.store.failure === undefined;
+    const failure = state.store.failure;
+    const storeWritable = failure === undefined;
     const ready = state.store.isOpen && storeWritable && !state.draining;
-    return reply.code(ready ? 200 : 503).send({ ready, draining: state.draining, storeOpen: state.store.isOpen, storeWritable });
+    // The reason in words: a store that cannot be written says why (a full disk, its folder removed).
+    const reason = state.draining ? "draining" : !state.store.isOpen ? "the store is not open" : failure?.message;
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ ready, draining: state.draining, storeOpen: state.store.isOpen, storeWritable, ...(ready || !reason ? {} : { reason }) });
   });
 
   app.get("/status", async () => {

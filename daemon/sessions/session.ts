@@ -153,6 +153,8 @@ export class Session implements SettingsHost, DriverHost {
    * to the model. A prompt that arrives during a turn waits for it and runs next.
    */
   async prompt(blocks: ContentBlock[], origin: ClientPort | undefined, queued?: InboxItem): Promise<StopReason> {
+    // A failed store is tried again now, so a turn that failed with it is closed in the ledger before this one.
+    if (this.deps.store.failure) await this.deps.store.retryNow();
     const input = await turnInputFor(this.hostParts(), blocks, origin);
     // A prompt that must wait is committed to the inbox first, so a crash cannot lose it.
     const parked = !queued && this.busy ? (await this.inbox.enqueue({ text: input.shownText, intent: "followup", source: "prompt" })).item : undefined;

@@ -1,4 +1,5 @@
 /** Store failures, worded for the person who has to act on them. */
+import type { FolderFault } from "./folder.js";
 
 /** A write did not reach the disk. Every write fails with it until the store is writable again. */
 export class StoreWriteError extends Error {
@@ -7,6 +8,8 @@ export class StoreWriteError extends Error {
     message: string,
     /** Retrying makes sense only once space is back. */
     readonly diskFull: boolean,
+    /** The store folder itself failed: "gone" is never retried, "unwritable" once it can be written. */
+    readonly folder?: FolderFault,
   ) {
     super(message);
   }

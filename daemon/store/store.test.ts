@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DAMAGED, decodeValue, encodeValue } from "./codec.js";
@@ -127,4 +128,144 @@ test("disk full: writes fail with the cause, stop until the store is reopened, a
   assert.equal(await store.get("k!last"), "end");
   assert.deepEqual(store.health().damage, [], `no damage: ${JSON.stringify(store.health().damage)}`);
   assert.ok(statSync(db).isDirectory());
+});
+
+/** Waits for the store to report a failure without being written to: the folder timer's part. */
+async function failureSeen(store: Store): Promise<StoreWriteError> {
+  const deadline = Date.now() + 2000;
+  while (store.failure === undefined) {
+    if (Date.now() > deadline) throw new Error("the store did not notice its folder within 2 s");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return store.failure;
+}
+
+const refusal = (store: Store) =>
+  store.batch([{ type: "put", key: "k!after", value: "never" }], true).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+
+test("a store folder removed under the open store: the next write is refused naming the folder, and nothing recreates it", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = join(dir, "db");
+  const store = await Store.open(db);
+  t.after(() => store.close());
+  await store.batch([{ type: "put", key: "k!before", value: "saved" }], true);
+
+  rmSync(db, { recursive: true });
+  const refused = await refusal(store);
+  assert.ok(refused instanceof StoreWriteError);
+  assert.equal(refused.message, `the store folder ${db} was removed while the daemon ran; nothing more can be saved until the daemon is restarted`);
+  assert.equal(refused.folder, "gone");
+  assert.deepEqual(store.health().failure, refused.message);
+  // A folder that is gone is never tried again: a fresh database under its name would hide the loss.
+  await store.retryNow();
+  assert.equal(store.failure, refused);
+  assert.equal(existsSync(db), false);
+});
+
+test("a store folder removed while nothing is written: the folder timer fails the store within a second", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = join(dir, "db");
+  const store = await Store.open(db);
+  t.after(() => store.close());
+  rmSync(db, { recursive: true });
+  const failure = await failureSeen(store);
+  assert.match(failure.message, new RegExp(`^the store folder ${db} was removed while the daemon ran`));
+  assert.equal(store.health().writable, false);
+});
+
+test("a store folder replaced (renamed away, an empty one made in its place): noticed without a write, nothing goes into the new folder, the old one keeps what was acknowledged", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = join(dir, "db");
+  const away = join(dir, "db.away");
+  let store = await Store.open(db);
+  await store.batch([{ type: "put", key: "k!before", value: "saved" }], true);
+
+  renameSync(db, away);
+  mkdirSync(db);
+  const failure = await failureSeen(store);
+  assert.equal(failure.folder, "gone");
+  assert.match(failure.message, new RegExp(`^the store folder ${db} was replaced while the daemon ran`));
+  assert.equal(await refusal(store), failure);
+  await store.retryNow();
+  assert.equal(store.failure, failure, "never reopened");
+  await store.close();
+  assert.deepEqual(readdirSync(db), [], "nothing was written into the new folder");
+
+  store = await Store.open(away);
+  t.after(() => store.close());
+  assert.equal(await store.get("k!before"), "saved");
+  assert.equal(await store.get("k!after"), undefined);
+});
+
+test("the store's LOCK file removed under it: writes are refused, naming the folder", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = join(dir, "db");
+  const store = await Store.open(db);
+  t.after(() => store.close());
+  rmSync(join(db, "LOCK"));
+  const refused = await refusal(store);
+  assert.ok(refused instanceof StoreWriteError);
+  assert.equal(refused.folder, "gone");
+  assert.match(refused.message, new RegExp(`^the files of the store folder ${db} were removed or replaced`));
+});
+
+test("a store folder made unwritable (the immutable flag, which holds for root too): noticed without a write; writes resume once it is writable again", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = join(dir, "db");
+  const store = await Store.open(db);
+  t.after(() => store.close());
+  await store.batch([{ type: "put", key: "k!before", value: "saved" }], true);
+  try {
+    execFileSync("chattr", ["+i", db], { stdio: "pipe" });
+  } catch (err) {
+    return t.skip(`cannot set the immutable flag here (${(err as Error).message.split("\n")[0]})`);
+  }
+  let flagged = true;
+  const unflag = () => {
+    if (flagged) execFileSync("chattr", ["-i", db], { stdio: "pipe" });
+    flagged = false;
+  };
+  t.after(unflag);
+
+  const failure = await failureSeen(store);
+  assert.equal(failure.folder, "unwritable");
+  assert.equal(failure.message, `the store folder ${db} is not writable (EPERM)`);
+  assert.equal(await refusal(store), failure);
+
+  unflag();
+  // The write that finds the store failed tries it again itself.
+  await store.batch([{ type: "put", key: "k!again", value: "saved" }], true);
+  assert.equal(store.health().writable, true);
+  assert.equal(await store.get("k!again"), "saved");
+  assert.equal(await store.get("k!after"), undefined);
+});
+
+test("disk full: a write made right after space returns goes through, without waiting for the poll", async (t) => {
+  const disk = mountSmallDisk(16);
+  if (typeof disk === "string") return t.skip(disk);
+  t.after(() => disk.unmount());
+  const db = join(disk.dir, "db");
+  const store = await Store.open(db);
+  t.after(() => store.close());
+  disk.fill();
+  const failure = await store.batch([{ type: "put", key: "k!during", value: "x".repeat(256 * 1024) }], true).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(failure instanceof StoreWriteError && failure.diskFull);
+  assert.equal(await refusal(store), failure, "refused while the disk is full");
+
+  disk.unfill();
+  // In the same turn of the event loop as the space coming back: no poll can have run in between.
+  await store.batch([{ type: "put", key: "k!right-after", value: "saved" }], true);
+  assert.equal(store.health().writable, true);
+  assert.equal(await store.get("k!right-after"), "saved");
 });

@@ -13,15 +13,18 @@
  * concurrent sessions still share an fsync). After a failed write LevelDB's log may end in a torn
  * record, and anything appended behind it would be dropped at the next open ("checksum mismatch"):
  * so the first failure stops all writing, and writing resumes only after the database has been
- * closed and opened again, which starts a fresh log. Until then every write fails at once with the
- * same readable cause; reads go on.
+ * closed and opened again, which starts a fresh log (recovery.ts). Until then every write fails at
+ * once with the same readable cause; reads go on. The folder itself is watched (folder.ts): one
+ * removed, replaced or made unwritable under the daemon fails the store the same way.
  */
-import { readFileSync, statfsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Level } from "level";
 import type { Logger } from "../log/log.js";
 import { checkedJson, DAMAGED, encodeValue } from "./codec.js";
-import { describeWriteFailure, StoreDamagedError, StoreWriteError } from "./errors.js";
+import { StoreDamagedError, StoreWriteError } from "./errors.js";
+import { StoreFolder } from "./folder.js";
+import { Recovery } from "./recovery.js";
 
 export { StoreDamagedError, StoreWriteError } from "./errors.js";
 
@@ -68,8 +71,6 @@ export function sessionOfKey(key: string): string | undefined {
   return parts.length >= 2 && parts[1] ? parts[1] : undefined;
 }
 
-/** Free space a reopen needs before it is tried: LevelDB turns the old log into a table first. */
-const MIN_FREE_BYTES = 4 * 1024 * 1024;
 const MAX_DAMAGE_ENTRIES = 200;
 
 /** A batch op whose value is already encoded, so writing it cannot fail on the value. */
@@ -108,20 +109,27 @@ function droppedDataLines(dir: string): string[] {
 export class Store {
   private queue: QueuedBatch[] = [];
   private writing = false;
-  private failureError: StoreWriteError | undefined;
   private closed = false;
   private reopening: Promise<void> | undefined;
-  private retryTimer: { timer: NodeJS.Timeout; wake(): void } | undefined;
   private reads = 0;
   private readsIdle: Array<() => void> = [];
   private readonly damageByKey = new Map<string, DamageEntry>();
-  private readonly recoveredListeners = new Set<() => void>();
+  private readonly recovery: Recovery;
 
   private constructor(
     private readonly db: Level<string, unknown>,
     readonly dir: string,
     private readonly log: Logger | undefined,
-  ) {}
+    folder: StoreFolder,
+  ) {
+    this.recovery = new Recovery(folder, log, {
+      isClosed: () => this.closed,
+      reopen: () => this.reopen(),
+      resumed: () => {
+        if (this.queue.length > 0) this.startPump();
+      },
+    });
+  }
 
   static async open(dir: string, log?: Logger): Promise<Store> {
     const db = new Level<string, unknown>(dir, { valueEncoding: checkedJson });
@@ -135,7 +143,14 @@ export class Store {
       if (isCorruption(err)) throw new StoreDamagedError(dir, (e.cause as Error | undefined)?.message ?? (err as Error).message);
       throw err;
     }
-    const store = new Store(db, dir, log);
+    let folder: StoreFolder;
+    try {
+      folder = StoreFolder.capture(dir);
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    const store = new Store(db, dir, log, folder);
     store.noteRecoveryLog();
     return store;
   }
@@ -146,14 +161,15 @@ export class Store {
 
   /** The cause every write fails with until the store is writable again; undefined when healthy. */
   get failure(): StoreWriteError | undefined {
-    return this.failureError;
+    return this.recovery.failure;
   }
 
   health(): StoreHealth {
+    const failure = this.recovery.failure;
     return {
       path: this.dir,
-      writable: this.failureError === undefined,
-      ...(this.failureError ? { failure: this.failureError.message } : {}),
+      writable: failure === undefined,
+      ...(failure ? { failure: failure.message } : {}),
       damage: [...this.damageByKey.values()],
     };
   }
@@ -174,8 +190,12 @@ export class Store {
 
   /** Called once the store takes writes again after a failure. */
   onRecovered(listener: () => void): () => void {
-    this.recoveredListeners.add(listener);
-    return () => this.recoveredListeners.delete(listener);
+    return this.recovery.onRecovered(listener);
+  }
+
+  /** Tries a failed store again now instead of at the next poll (recovery.ts); `failure` tells how it went. */
+  retryNow(): Promise<void> {
+    return this.recovery.retryNow();
   }
 
   async get<T>(key: string): Promise<T | undefined> {
@@ -212,11 +232,12 @@ export class Store {
     });
   }
 
-  /** One atomic batch; with sync, resolved only once it is on disk. Rejects with StoreWriteError. */
+  /**
+   * One atomic batch; with sync, resolved only once it is on disk. Rejects with StoreWriteError. A
+   * batch that finds the store failed first tries it again at once: space may be back already.
+   */
   batch(ops: BatchOp[], sync: boolean): Promise<void> {
     if (ops.length === 0) return Promise.resolve();
-    if (this.failureError) return Promise.reject(this.failureError);
-    if (this.closed) return Promise.reject(new StoreWriteError(`the store at ${this.dir} is closed`, false));
     // A value that cannot be encoded (too deep, a cycle) is its caller's error, not a store failure:
     // it must never reach the shared write and stop every session's writes.
     let encoded: EncodedOp[];
@@ -225,8 +246,17 @@ export class Store {
     } catch (err) {
       return Promise.reject(new Error(`a value could not be stored: ${(err as Error).message}`));
     }
+    if (!this.recovery.failure) return this.enqueue(encoded, sync);
+    return this.recovery.retryNow().then(() => {
+      const failure = this.recovery.failure;
+      return failure ? Promise.reject(failure) : this.enqueue(encoded, sync);
+    });
+  }
+
+  private enqueue(ops: EncodedOp[], sync: boolean): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreWriteError(`the store at ${this.dir} is closed`, false));
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ ops: encoded, sync, resolve, reject });
+      this.queue.push({ ops, sync, resolve, reject });
       this.startPump();
     });
   }
@@ -243,10 +273,7 @@ export class Store {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retryTimer) {
-      clearTimeout(this.retryTimer.timer);
-      this.retryTimer.wake();
-    }
+    this.recovery.stop();
     while (this.writing) await new Promise((r) => setImmediate(r));
     if (this.db.status === "open" || this.db.status === "opening") await this.db.close();
   }
@@ -264,7 +291,8 @@ export class Store {
 
   private async pump(): Promise<void> {
     this.writing = true;
-    while (this.queue.length > 0 && !this.failureError) {
+    // Nothing goes into a folder that is no longer the store's, and nothing written while it went is acknowledged.
+    while (this.queue.length > 0 && !this.recovery.failure && !this.recovery.checkFolder()) {
       const group = this.queue.splice(0);
       try {
         const chained = this.db.batch();
@@ -275,62 +303,25 @@ export class Store {
           }
         }
         await chained.write({ sync: group.some((g) => g.sync) } as never);
+        const lost = this.recovery.checkFolder();
+        if (lost) throw lost;
         for (const g of group) g.resolve();
       } catch (err) {
-        const failure = this.fail(err);
+        const failure = err instanceof StoreWriteError ? err : this.recovery.fromWrite(err);
         for (const g of group) g.reject(failure);
       }
     }
-    if (this.failureError) for (const g of this.queue.splice(0)) g.reject(this.failureError);
+    const failure = this.recovery.failure;
+    if (failure) for (const g of this.queue.splice(0)) g.reject(failure);
     this.writing = false;
-  }
-
-  private fail(err: unknown): StoreWriteError {
-    if (!this.failureError) {
-      this.failureError = describeWriteFailure(this.dir, err);
-      this.log?.error({ store: this.dir, err: (err as Error)?.message }, `store write failed: ${this.failureError.message}`);
-      void this.recover();
-    }
-    return this.failureError;
-  }
-
-  /** Reopens the database once it can be written again: at once for a passing fault, when space is back for a full disk. */
-  private async recover(): Promise<void> {
-    let delay = 250;
-    while (!this.closed) {
-      await new Promise<void>((wake) => (this.retryTimer = { timer: setTimeout(wake, delay), wake }));
-      this.retryTimer = undefined;
-      if (this.closed) return;
-      if (this.failureError?.diskFull && freeBytes(this.dir) < MIN_FREE_BYTES) {
-        delay = 500;
-        continue;
-      }
-      try {
-        await this.reopen();
-      } catch (err) {
-        this.log?.warn({ store: this.dir, err: (err as Error)?.message }, "store reopen failed; trying again");
-        delay = Math.min(delay * 2, 5000);
-        continue;
-      }
-      this.log?.info({ store: this.dir }, "store writable again");
-      this.failureError = undefined;
-      for (const listener of [...this.recoveredListeners]) {
-        try {
-          listener();
-        } catch (err) {
-          this.log?.error({ err }, "store recovery listener failed");
-        }
-      }
-      if (this.queue.length > 0) this.startPump();
-      return;
-    }
   }
 
   private async reopen(): Promise<void> {
     const run = async (): Promise<void> => {
       while (this.reads > 0) await new Promise<void>((r) => this.readsIdle.push(r));
       await this.db.close();
-      await this.db.open();
+      // Never created afresh: a folder that went missing meanwhile fails the reopen instead.
+      await this.db.open({ createIfMissing: false });
       this.noteRecoveryLog();
     };
     this.reopening = run();
@@ -362,14 +353,5 @@ export class Store {
   /** What LevelDB dropped while recovering its log at open: it says so only in its own LOG file. */
   private noteRecoveryLog(): void {
     for (const line of droppedDataLines(this.dir)) this.noteDamage(join(this.dir, "LOG"), line);
-  }
-}
-
-function freeBytes(dir: string): number {
-  try {
-    const st = statfsSync(dir);
-    return st.bavail * st.bsize;
-  } catch {
-    return Number.POSITIVE_INFINITY;
   }
 }

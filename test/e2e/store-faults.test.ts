@@ -1,12 +1,14 @@
 /**
- * Store faults seen from the editor: a disk that fills up (a small tmpfs the test mounts as root)
- * and bytes overwritten in the store's files. What the editor was told must be what a later load
- * shows: answered prompts with their answers, nothing reported as failed coming back as done, and
- * damage named instead of passed over in silence.
+ * Store faults seen from the editor: a disk that fills up (a small tmpfs the test mounts as root),
+ * bytes overwritten in the store's files, and the store folder removed or replaced under a running
+ * daemon. What the editor was told must be what a later load shows: answered prompts with their
+ * answers, nothing reported as failed coming back as done, and damage named instead of passed over
+ * in silence.
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { openSync, closeSync, readdirSync, statSync, writeSync } from "node:fs";
+import { openSync, closeSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import { stopDaemon, type Agent } from "../support/harness.js";
 import { mountSmallDisk, type SmallDisk } from "../support/tmpfs.js";
@@ -51,6 +53,37 @@ async function loadReplay(agent: Agent, sessionId: string, cwd: string): Promise
     .map((m) => m.params.update);
   return { error: answer.error, updates };
 }
+
+/** GET on the daemon's socket, as an operator's probe would ask it. */
+function getOnSocket(home: string, path: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: join(home, "run", "daemon.sock"), path, method: "GET" }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(body) }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Polls /readyz until it says not ready, within the issue's bound of a second (doubled, for a loaded machine). */
+async function notReadyWithin(home: string, ms: number): Promise<any> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const ready = await getOnSocket(home, "/readyz");
+    if (ready.status === 503) return ready.body;
+    if (Date.now() > deadline) throw new Error(`/readyz still ready ${ms} ms after the store folder went: ${JSON.stringify(ready.body)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const failureOf = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: { code: number; message: string }) => e,
+  );
 
 const userTexts = (us: any[]) => us.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text as string);
 const agentText = (us: any[]) =>
@@ -196,3 +229,158 @@ for (const kind of [".log", ".ldb"] as const) {
     }
   });
 }
+
+test("disk full: a prompt sent right after space returns is answered at once, without waiting for the store's poll", async (t) => {
+  const disk = smallDisk(t);
+  if (!disk) return;
+  const { agent, model, workdir, spawn } = await world(t, { home: disk.dir });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  model.enqueue({ content: ["answer one"] });
+  assert.equal((await agent.prompt(sessionId, "first")).stopReason, "end_turn");
+
+  disk.fill();
+  const refused = await failureOf(agent.prompt(sessionId, `second ${"x".repeat(64 * 1024)}`));
+  assert.match(refused?.message ?? "", /no space left on the disk holding/);
+
+  disk.unfill();
+  model.enqueue({ content: ["answer three"] });
+  assert.equal((await agent.prompt(sessionId, "third")).stopReason, "end_turn", "the prompt right after space returned was answered");
+  assert.equal((await daemonStatus(disk.dir)).store.writable, true);
+
+  await agent.closeStdin();
+  await restartDaemon(disk.dir);
+  const second = spawn();
+  await second.initialize();
+  const { error, updates } = await within(10_000, "session/load after the restart", loadReplay(second, sessionId, workdir));
+  assert.equal(error, undefined, JSON.stringify(error));
+  assert.deepEqual(userTexts(updates), ["first", "third"]);
+  assert.equal(agentText(updates), "answer oneanswer three");
+});
+
+test("disk full mid-turn, then a prompt right after space returns: it is answered, and the ledger closes the failed turn before it", async (t) => {
+  const disk = smallDisk(t);
+  if (!disk) return;
+  const { agent, model, workdir, spawn } = await world(t, { home: disk.dir });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const chunk = "y".repeat(16 * 1024);
+  model.enqueue({ content: ["partial ", ...Array.from({ length: 20 }, () => chunk), " the end"], holdUntil: gate });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const pending = failureOf(agent.prompt(sessionId, "stream a lot"));
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  disk.fill();
+  release();
+  const failed = await within(15_000, "the failed prompt's answer", pending);
+  assert.match(failed?.message ?? "", /no space left on the disk holding/);
+
+  disk.unfill();
+  model.enqueue({ content: ["answer two"] });
+  assert.equal((await agent.prompt(sessionId, "second")).stopReason, "end_turn");
+
+  await agent.closeStdin();
+  await restartDaemon(disk.dir);
+  const other = spawn();
+  await other.initialize();
+  const { error, updates } = await within(10_000, "session/load after the restart", loadReplay(other, sessionId, workdir));
+  assert.equal(error, undefined, JSON.stringify(error));
+  assert.deepEqual(userTexts(updates), ["stream a lot", "second"]);
+  const text = agentText(updates);
+  assert.doesNotMatch(text, /the end/);
+  assert.match(
+    text,
+    /\[error\] The session could not be saved: no space left on the disk holding[^\n]*answer two$/,
+    "the failure is recorded before the next turn",
+  );
+  assert.doesNotMatch(text, /\[interrupted\]/);
+});
+
+test("the store folder removed under a running daemon: /readyz turns not ready with the reason, prompts and new sessions are refused naming the folder, and it is logged once", async (t) => {
+  const { agent, model, workdir, spawn, home } = await world(t);
+  const db = join(home.dir, "db");
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  model.enqueue({ content: ["answer one"] });
+  assert.equal((await agent.prompt(sessionId, "first")).stopReason, "end_turn");
+  assert.equal((await getOnSocket(home.dir, "/readyz")).status, 200);
+
+  rmSync(db, { recursive: true, force: true });
+  // Noticed with nothing written: the folder is looked at on a timer.
+  const ready = await notReadyWithin(home.dir, 2000);
+  const cause = `the store folder ${db} was removed while the daemon ran`;
+  assert.equal(ready.ready, false);
+  assert.equal(ready.storeWritable, false);
+  assert.ok(ready.reason.startsWith(cause), ready.reason);
+
+  const refused = await failureOf(agent.prompt(sessionId, "second"));
+  assert.ok(refused, "a prompt the store cannot hold is never answered");
+  assert.equal(refused.code, -32603);
+  assert.ok(refused.message.startsWith(`The session could not be saved: ${cause}`), refused.message);
+  assert.equal(model.requests.length, 1, "nothing unsaved went to the model");
+  const status = await daemonStatus(home.dir);
+  assert.equal(status.store.writable, false);
+  assert.ok(status.store.failure.startsWith(cause), status.store.failure);
+  assert.equal(status.runningTurns, 0);
+
+  // It stays so: no fresh, empty store is made under the same name while this daemon runs.
+  const again = await failureOf(agent.newSession(workdir));
+  assert.ok(again?.message.includes(cause), again?.message);
+  assert.equal(existsSync(db), false);
+
+  await agent.closeStdin();
+  await restartDaemon(home.dir);
+  assert.equal(agent.daemonLog().match(/store folder failed/g)?.length, 1, "logged once");
+  // What the user sees after the restart: the daemon starts on a new, empty store; the session went with its folder.
+  const second = spawn();
+  await second.initialize();
+  const { error } = await within(10_000, "session/load after the restart", loadReplay(second, sessionId, workdir));
+  assert.equal(error?.code, -32002);
+});
+
+test("the store folder replaced under a running daemon (renamed away, an empty one in its place): nothing is acknowledged after it, and once put back a restart replays every answered prompt", async (t) => {
+  const { agent, model, workdir, spawn, home } = await world(t);
+  const db = join(home.dir, "db");
+  const away = `${db}.away`;
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  model.enqueue({ content: ["answer one"] });
+  assert.equal((await agent.prompt(sessionId, "first")).stopReason, "end_turn");
+
+  // A turn under way when the folder goes: its start is on disk, its answer can no longer be.
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  model.enqueue({ content: ["partial ", "answer two"], holdUntil: gate });
+  const pending = failureOf(agent.prompt(sessionId, "second"));
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content?.text === "partial ");
+  renameSync(db, away);
+  mkdirSync(db);
+  const cause = `the store folder ${db} was replaced while the daemon ran`;
+  const ready = await notReadyWithin(home.dir, 2000);
+  assert.ok(ready.reason.startsWith(cause), ready.reason);
+  release();
+  const failed = await within(10_000, "the second prompt's answer", pending);
+  assert.ok(failed, "the turn must not end as if its answer were saved");
+  assert.ok(failed.message.includes(cause), failed.message);
+  const refused = await failureOf(agent.prompt(sessionId, "third"));
+  assert.ok(refused?.message.includes(cause), refused?.message);
+  assert.equal(model.requests.length, 2, "the refused prompt never went to the model");
+  assert.ok((await daemonStatus(home.dir)).store.failure.startsWith(cause));
+  assert.deepEqual(readdirSync(db), [], "nothing went into the folder put in its place");
+
+  // The operator puts the folder back and restarts the daemon.
+  await agent.closeStdin();
+  await restartDaemon(home.dir);
+  rmSync(db, { recursive: true });
+  renameSync(away, db);
+  const second = spawn();
+  await second.initialize();
+  const { error, updates } = await within(10_000, "session/load after the restart", loadReplay(second, sessionId, workdir));
+  assert.equal(error, undefined, JSON.stringify(error));
+  // Every answered prompt is there with its answer; the turn under way shows as cut off, never as answered.
+  assert.deepEqual(userTexts(updates), ["first", "second"]);
+  const text = agentText(updates);
+  assert.ok(text.startsWith("answer one"), text);
+  assert.doesNotMatch(text, /answer two/);
+  assert.equal((await daemonStatus(home.dir)).store.writable, true);
+});
