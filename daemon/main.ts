@@ -4,12 +4,13 @@
  * the ready pipe, signals, the exit. Tests create the same object inside their own process.
  * Heavy modules (openai, MCP) load later, on first use, so the first `initialize` is answered fast.
  */
-import { renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { resolvePaths, type Paths } from "../shared/paths.js";
 import { looksSecret } from "../shared/environment.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 import { currentBuild } from "../shared/build.js";
-import { readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
+import type { DaemonConfig } from "./config/config.js";
+import { liveConfig } from "./config/live.js";
 import { closeLogger, createLogger, setRotation, type Logger } from "./log/log.js";
 import { recordCrashes } from "./log/crash.js";
 import { Store, StoreDamagedError } from "./store/store.js";
@@ -84,15 +85,6 @@ async function listenTcp(state: DaemonState, paths: Paths, config: DaemonConfig)
   if (bound && typeof bound === "object") port = bound.port;
   const host = at.host.includes(":") ? `[${at.host}]` : at.host;
   return { app, address: `${host}:${port}` };
-}
-
-function fileStamp(path: string): string {
-  try {
-    const st = statSync(path);
-    return `${st.mtimeMs}:${st.size}`;
-  } catch {
-    return "none";
-  }
 }
 
 function writeDaemonInfo(paths: Paths, info: object): void {
@@ -212,31 +204,7 @@ async function serve(
   listenFd: number | undefined,
 ): Promise<Daemon> {
   const build = currentBuild(env);
-  // `reasonix setup` may change config.json under a running daemon; new sessions see the change.
-  let config = initial;
-  let configStamp = fileStamp(paths.configFile);
-  // A turn asks for the configuration a dozen times; a stat each was a tenth of a turn start's CPU.
-  // The file is checked once per turn of the event loop, which no client can tell from every call.
-  let checked = false;
-  const recheck = (): void => {
-    checked = false;
-  };
-  function currentConfig(): DaemonConfig {
-    if (checked) return config;
-    checked = true;
-    setImmediate(recheck);
-    const stamp = fileStamp(paths.configFile);
-    if (stamp !== configStamp) {
-      configStamp = stamp;
-      try {
-        config = resolveConfig(readConfigFile(paths.configFile), env);
-        log.info("configuration reloaded");
-      } catch (err) {
-        log.warn({ err: (err as Error).message }, "configuration change ignored");
-      }
-    }
-    return config;
-  }
+  const currentConfig = liveConfig(paths.configFile, initial, env, log);
   // grep and glob read the bound at each search, so a changed config.json applies to the next one.
   setSearchStallBound(() => currentConfig().searchTimeoutSeconds * 1000);
   // Probed now, while nothing else runs; sessions wait for the answer before their first command.
@@ -308,12 +276,12 @@ async function serve(
   }
   let tcp: Awaited<ReturnType<typeof listenTcp>> | undefined;
   try {
-    tcp = config.listen ? await listenTcp(state, paths, config) : undefined;
+    tcp = initial.listen ? await listenTcp(state, paths, initial) : undefined;
   } catch (err) {
     await app.close().catch(() => undefined);
     const message = (err as Error).message;
     // parseListen's own words already name the setting ("listen: 0.0.0.0 is not a loopback address").
-    throw new StartupError(message.startsWith("listen:") ? message : `cannot listen on ${config.listen}: ${message}`, "listen_failed");
+    throw new StartupError(message.startsWith("listen:") ? message : `cannot listen on ${initial.listen}: ${message}`, "listen_failed");
   }
   writeDaemonInfo(paths, {
     pid: process.pid,
@@ -325,7 +293,7 @@ async function serve(
     startedAt: new Date(state.startedAt).toISOString(),
   });
 
-  const idleMs = config.idleShutdownSeconds * 1000;
+  const idleMs = initial.idleShutdownSeconds * 1000;
   let idleSince = Date.now();
   const idleTimer = setInterval(
     () => {

@@ -73,6 +73,11 @@ export class SessionTools {
     return this.host.sandbox.plan(this.preset(), realRoots(record.cwd, record.additionalDirectories), readable);
   }
 
+  /** The session stops: its private /tmp goes (its commands and jobs have ended). */
+  dispose(): void {
+    this.host.sandbox.dispose();
+  }
+
   /** The sandbox in words for /status, or why commands run without one. */
   async sandboxSummary(): Promise<string> {
     if (this.preset() === "danger-full-access") return "unconfined (danger-full-access runs them as they are)";

@@ -22,7 +22,6 @@ import type { EditorRouter } from "./editor-router.js";
 import type { PermissionBroker } from "./permission-broker.js";
 import type { SessionTools } from "./session-tools.js";
 import type { JobTable } from "../tools/jobs.js";
-import type { SessionSandbox } from "../tools/sandbox.js";
 import type { Checkpoints } from "./checkpoints.js";
 import type { TaskTranscripts } from "./task-transcripts.js";
 import { SessionState } from "./session-state.js";
@@ -45,7 +44,6 @@ export class Session implements SettingsHost, DriverHost {
   readonly meter: SessionMeter;
   /** Background commands: they outlive windows and end with the session (close, delete, daemon stop). */
   readonly jobs: JobTable;
-  private readonly sandbox: SessionSandbox;
   private readonly checkpoints: Checkpoints;
   private readonly transcripts: TaskTranscripts;
   private readonly state: SessionState;
@@ -79,7 +77,6 @@ export class Session implements SettingsHost, DriverHost {
       turns: this.turns,
       status: this.status,
       jobs: this.jobs,
-      sandbox: this.sandbox,
       checkpoints: this.checkpoints,
       transcripts: this.transcripts,
     } = wireSession(this, this.state, this.meter, inbox, deps));
@@ -288,7 +285,7 @@ export class Session implements SettingsHost, DriverHost {
     this.closing = this.runtime.close();
     await this.turns.stop();
     await this.jobs.killAll();
-    this.sandbox.dispose();
+    this.tools.dispose();
     // The history is stored up to its last commit point; a failing disk must not keep the session open.
     await this.commit().catch((err: unknown) => this.log.warn({ err: (err as Error)?.message }, "final save of a stopping session failed"));
   }

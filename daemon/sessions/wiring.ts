@@ -40,7 +40,6 @@ export interface SessionParts {
   turns: TurnRunner<ClientPort>;
   status: StatusReporter;
   jobs: JobTable;
-  sandbox: SessionSandbox;
   checkpoints: Checkpoints;
   transcripts: TaskTranscripts;
 }
@@ -130,5 +129,5 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     context: () => turns.context(),
     jobs: () => jobs.list(),
   });
-  return { router, broker, tools, surfaces, runtime, turns, status, jobs, sandbox, checkpoints, transcripts };
+  return { router, broker, tools, surfaces, runtime, turns, status, jobs, checkpoints, transcripts };
 }
