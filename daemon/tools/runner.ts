@@ -8,7 +8,7 @@ import { errorText } from "./error-text.js";
 import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { Access, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
-import { needsApproval, permissionOptions, type ApprovalMemory, type Preset } from "./permissions.js";
+import { needsApproval, permissionOptions, protectedNote, protectedWrite, type ApprovalMemory, type Preset } from "./permissions.js";
 
 export interface ToolCallRequest {
   id: string;
@@ -69,9 +69,12 @@ async function decide(
   if (remembered === "allow") return undefined;
   if (remembered === "reject")
     return `The user has refused to let you ${describeAccess(call.access)} in this session. Do not retry it; ask the user or choose another approach.`;
+  // A protected path says so in the question itself, and its "always" options say they cover that path only.
+  const guarded = protectedWrite(call.access, host.roots);
+  const title = guarded ? `${call.title} (${protectedNote(guarded)})` : call.title;
   const outcome = await host.askPermission(
-    { toolCallId, title: call.title, kind: call.kind, status: "pending", locations: call.locations, rawInput: rawInput as Record<string, unknown> },
-    permissionOptions(scope),
+    { toolCallId, title, kind: call.kind, status: "pending", locations: call.locations, rawInput: rawInput as Record<string, unknown> },
+    permissionOptions(scope, guarded),
     signal,
   );
   if (outcome.outcome === "selected") {
