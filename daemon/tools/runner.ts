@@ -7,7 +7,7 @@ import { clipForModel, MAX_TOOL_RESULT_CHARS } from "./clip.js";
 import { errorText } from "./error-text.js";
 import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
-import type { Access, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
+import type { Access, FileAccess, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
 import { needsApproval, permissionOptions, protectedNote, protectedWrite, type ApprovalMemory, type Preset } from "./permissions.js";
 
 export interface ToolCallRequest {
@@ -137,8 +137,10 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
   host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" });
   let result: ToolResult;
   try {
+    const ctx = host.context(signal, toolCallId);
     result = await call.run({
-      ...host.context(signal, toolCallId),
+      ...ctx,
+      files: judgedWrites(ctx.files, call.access),
       toolCallId,
       update: (fields) => host.emit({ sessionUpdate: "tool_call_update", toolCallId, ...fields }),
     });
@@ -161,6 +163,22 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
     ...(result.rawOutput ? { rawOutput: result.rawOutput } : {}),
   });
   return output;
+}
+
+/**
+ * A call writes only the paths the gate judged. A tool resolves its path again when it runs; a link
+ * along it that changed since (while the question waited, say) would make that a path nobody
+ * judged, perhaps outside the workspace. The write then fails and nothing is written.
+ */
+function judgedWrites(files: FileAccess, access: Access): FileAccess {
+  const judged = access.type === "write" ? access.paths : [];
+  return {
+    ...files,
+    write: async (path, text, encoding) => {
+      if (!judged.includes(path)) throw new Error(`${path} is not the path this call was checked for (a link along it changed since); nothing was written`);
+      return files.write(path, text, encoding);
+    },
+  };
 }
 
 function clipContent<C extends ToolCallContent>(c: C): C {
