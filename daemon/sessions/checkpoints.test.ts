@@ -1,6 +1,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -99,4 +111,32 @@ test("capturing a FIFO is refused at once instead of blocking on its read", asyn
   const fifo = join(ws, "pipe");
   execFileSync("mkfifo", [fifo]);
   await assert.rejects(cp.capture(fifo), /pipe is not a regular file/);
+});
+
+test("undo through a folder since swapped for a link to outside: neither removes nor writes a file there", {
+  skip: process.platform === "linux" ? false : "folders are pinned on Linux only",
+}, async (t) => {
+  const { ws, cp } = await setup(t);
+  const outside = `${ws}-outside`;
+  mkdirSync(outside);
+  t.after(() => rmSync(outside, { recursive: true, force: true }));
+  mkdirSync(join(ws, "sub"));
+  const created = join(ws, "sub", "new.txt");
+  const changed = join(ws, "sub", "old.bin");
+  writeFileSync(changed, Buffer.from([0xff, 0x00, 0x01]));
+  await toolWrite(cp, created, "new");
+  cp.seal();
+  await toolWrite(cp, changed, "changed");
+  cp.seal();
+  // The folder moves away and a link to outside takes its place, where files of the same names wait.
+  renameSync(join(ws, "sub"), join(ws, "parked"));
+  symlinkSync(outside, join(ws, "sub"));
+  writeFileSync(join(outside, "new.txt"), "theirs");
+  writeFileSync(join(outside, "old.bin"), "theirs");
+  await assert.rejects(cp.undo(localFiles()), /the folder of .*sub changed while writing/, "restoring old.bin");
+  await assert.rejects(cp.undo(localFiles()), /the folder of .*sub changed while writing/, "removing new.txt");
+  assert.equal(readFileSync(join(outside, "new.txt"), "utf8"), "theirs");
+  assert.equal(readFileSync(join(outside, "old.bin"), "utf8"), "theirs");
+  assert.equal(readFileSync(join(ws, "parked", "old.bin"), "utf8"), "changed");
+  assert.equal(readFileSync(join(ws, "parked", "new.txt"), "utf8"), "new");
 });

@@ -4,13 +4,16 @@
  * checkpoint (`checkpoint!<id>!<n>`), synced before the change is made. `/undo` puts back the files
  * of the newest checkpoint not yet undone, first saving what they hold now so `/redo` can re-apply
  * it; a new checkpoint drops what could still be redone. Only changes made through the file tools
- * are seen: what a shell command changes is not.
+ * are seen: what a shell command changes is not. Restoring writes and removes through the file's
+ * verified folder (tools/pinned-folder.ts), as the tools' writes do: a folder swapped for a link
+ * since cannot aim it outside. It asks nothing, protected paths included: the user ordered it.
  */
 import { createHash } from "node:crypto";
-import { readFile, rmdir, stat, unlink } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Store } from "../store/store.js";
 import { decodeBytes, looksBinary, NotRegularFileError, writeAtomic } from "../tools/local-files.js";
+import { rmdirPinned, unlinkPinned } from "../tools/pinned-folder.js";
 import type { FileAccess } from "../tools/types.js";
 import { displayPath } from "../tools/workspace.js";
 
@@ -140,10 +143,10 @@ export class Checkpoints {
         continue;
       }
       if (f.before === null) {
-        await unlink(f.path).catch((err: NodeJS.ErrnoException) => {
+        await unlinkPinned(f.path).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== "ENOENT") throw err;
         });
-        for (const dir of [...(f.dirs ?? [])].reverse()) await rmdir(dir).catch(() => undefined);
+        for (const dir of [...(f.dirs ?? [])].reverse()) await rmdirPinned(dir).catch(() => undefined);
         removed.unshift(this.show(f.path));
       } else {
         await this.put(files, f.path, await this.blob(f.before));
@@ -168,7 +171,7 @@ export class Checkpoints {
     if (!target) return "Nothing to redo.";
     for (const f of target.files) {
       if (f.tooLarge !== undefined) continue;
-      if (f.after === null || f.after === undefined) await unlink(f.path).catch(() => undefined);
+      if (f.after === null || f.after === undefined) await unlinkPinned(f.path).catch(() => undefined);
       else await this.put(files, f.path, await this.blob(f.after));
     }
     target.state = "active";

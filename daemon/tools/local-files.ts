@@ -6,8 +6,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
-import { access, mkdir, open, rename, stat, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { access, lstat, open, rename, stat, unlink } from "node:fs/promises";
+import { inPinnedFolder } from "./pinned-folder.js";
 import { withRegularFile } from "./read-head.js";
 import type { FileAccess } from "./types.js";
 import { decodeBytes, encodeText, encodingLabel, fitsEncoding, isUtf16, type TextEncodingName } from "./text-encoding.js";
@@ -97,8 +97,7 @@ export function localFiles(): FileAccess {
         const label = encodingLabel(enc);
         throw new Error(`${path} is a ${label} file and the new text has characters ${label} cannot encode`);
       }
-      await mkdir(dirname(path), { recursive: true });
-      await writeAtomic(path, encodeText(text, enc));
+      await writeAtomic(path, encodeText(text, enc), true);
     },
 
     async exists(path) {
@@ -118,50 +117,45 @@ export function localFiles(): FileAccess {
  * is replaced rather than written through (it may be the workspace's name for a file outside it).
  * The file keeps its permission bits (and owner, where we may set it); a file we may not write stays
  * refused, as it was when written in place.
+ *
+ * `path` was resolved through links and checked; its folder is opened and verified to be that one
+ * before anything is made in it (pinned-folder.ts), and the temporary file, the rename and any
+ * missing folders (`create`) go through the open folder, so a folder swapped for a link meanwhile
+ * cannot send the write elsewhere: it fails with FolderChangedError and writes nothing.
  */
-export async function writeAtomic(path: string, bytes: Uint8Array): Promise<void> {
-  let old: Stats | undefined;
-  try {
-    old = await stat(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-  }
-  // rename() only needs the folder to be writable; the file's own permission still decides.
-  if (old) await access(path, constants.W_OK);
-  const dir = dirname(path);
-  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
-  // A new file gets what writeFile would give it (0666 less the umask); an existing one its own bits.
-  const file = await open(temp, "wx", old ? 0o600 : 0o666);
-  try {
+export async function writeAtomic(path: string, bytes: Uint8Array, create = false): Promise<void> {
+  await inPinnedFolder(path, create, async (folder, name) => {
+    const target = folder.at(name);
+    let old: Stats | undefined;
     try {
-      if (old) {
-        // Fails unless we are root or the owner already; either way nobody gains access.
-        await file.chown(old.uid, old.gid).catch(() => undefined);
-        await file.chmod(old.mode & 0o7777);
+      old = await lstat(target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+    // A link here was not there when the path was resolved: it is replaced, never written through.
+    if (old?.isSymbolicLink()) old = undefined;
+    // rename() only needs the folder to be writable; the file's own permission still decides.
+    if (old) await access(target, constants.W_OK);
+    const temp = folder.at(`.${name}.${randomBytes(6).toString("hex")}.tmp`);
+    // A new file gets what writeFile would give it (0666 less the umask); an existing one its own bits.
+    const file = await open(temp, "wx", old ? 0o600 : 0o666);
+    try {
+      try {
+        if (old) {
+          // Fails unless we are root or the owner already; either way nobody gains access.
+          await file.chown(old.uid, old.gid).catch(() => undefined);
+          await file.chmod(old.mode & 0o7777);
+        }
+        await file.writeFile(bytes);
+        await file.sync();
+      } finally {
+        await file.close();
       }
-      await file.writeFile(bytes);
-      await file.sync();
-    } finally {
-      await file.close();
+      await rename(temp, target);
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      throw err;
     }
-    await rename(temp, path);
-  } catch (err) {
-    await unlink(temp).catch(() => undefined);
-    throw err;
-  }
-  await syncDir(dir);
-}
-
-/** Makes the rename itself durable; some file systems cannot sync a folder, which costs only that. */
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, "r");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // The new content is flushed either way; only the rename's durability is left to the kernel.
-  }
+    await folder.sync();
+  });
 }

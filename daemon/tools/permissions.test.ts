@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ApprovalMemory, commandPrefix, needsApproval, permissionOptions, type Decision, type Scope } from "./permissions.js";
+import { ApprovalMemory, commandPrefix, needsApproval, permissionOptions, protectedNote, protectedWrite, type Decision, type Scope } from "./permissions.js";
 import { commandShape } from "./shell-syntax.js";
 import { isDestructive, runsOtherCode } from "./command-risk.js";
 
@@ -365,4 +365,46 @@ test("grants() lists what each grant covers", async () => {
     { decision: "allow", tool: "write_file", match: "write", covers: "/x/a" },
     { decision: "allow", tool: "mcp__calc__peek", match: "mcp_tool", covers: "peek (MCP server calc)" },
   ]);
+});
+
+test("a protected path asks in read-only and workspace-write even inside the workspace; danger-full-access never asks", () => {
+  const protectedWrites = [
+    "/work/proj/.git/config",
+    "/work/proj/.git/hooks/pre-commit",
+    "/work/proj/.husky/pre-commit",
+    "/work/proj/sub/.envrc",
+    "/work/proj/.GIT/config",
+  ];
+  for (const p of protectedWrites) {
+    const w = { type: "write" as const, paths: [p] };
+    assert.equal(needsApproval("workspace-write", w, roots), true, p);
+    assert.equal(needsApproval("read-only", w, roots), true, p);
+    assert.equal(needsApproval("danger-full-access", w, roots), false, p);
+    assert.equal(protectedWrite(w, roots) !== undefined, true, p);
+  }
+  // The write's path as named counts too: a `.git` that is itself a link to a folder elsewhere.
+  const viaLink = { type: "write" as const, paths: ["/work/proj/gitdir/config"], named: ["/work/proj/.git/config"] };
+  assert.equal(protectedWrite(viaLink, roots), ".git");
+  assert.equal(needsApproval("workspace-write", viaLink, roots), true);
+  // Ordinary writes, and reads of protected paths, stay free.
+  assert.equal(needsApproval("workspace-write", { type: "write", paths: ["/work/proj/.envrc.example"] }, roots), false);
+  assert.equal(needsApproval("workspace-write", { type: "write", paths: ["/work/proj/.github/workflows/ci.yml"] }, roots), false);
+  assert.equal(needsApproval("workspace-write", { type: "read", paths: ["/work/proj/.git/config"] }, roots), false);
+});
+
+test("a protected path's question says so, and its always-grant covers that one path", async () => {
+  const m = new ApprovalMemory();
+  const w = (p: string) => ({ type: "write" as const, paths: [p] });
+  const { scope } = await m.judge("write_file", w("/work/proj/.git/config"));
+  const options = permissionOptions(scope, protectedWrite(w("/work/proj/.git/config"), roots));
+  const always = options.find((o) => o.kind === "allow_always")!;
+  assert.equal(always.name, "Always allow write_file writing /work/proj/.git/config in this session (a protected path: .git; this path only)");
+  assert.match(options.find((o) => o.kind === "reject_always")!.name, /protected path: \.git; this path only/);
+  assert.match(protectedNote(".git"), /protected path: git runs commands/);
+  m.remember(scope!, "allow");
+  assert.equal((await m.judge("write_file", w("/work/proj/.git/config"))).remembered, "allow");
+  assert.equal((await m.judge("write_file", w("/work/proj/.git/hooks/post-commit"))).remembered, undefined);
+  assert.equal((await m.judge("edit_file", w("/work/proj/.git/config"))).remembered, undefined);
+  // An ordinary question's options are unchanged.
+  assert.equal(permissionOptions(scope).find((o) => o.kind === "allow_always")!.name, "Always allow write_file writing /work/proj/.git/config in this session");
 });

@@ -1,8 +1,9 @@
 /**
  * The permission presets (DESIGN §6): which calls run, which ask, and what "always" remembers.
  *   read-only           reads inside the workspace run; everything else asks, once per call
- *   workspace-write     reads and edits inside the workspace run; outside, every command and
- *                       every MCP tool ask
+ *   workspace-write     reads and edits inside the workspace run, but for a protected path
+ *                       (protected-paths.ts: .git, hooks, editor and agent settings) which asks;
+ *                       outside, every command and every MCP tool ask
  *   danger-full-access  nothing asks
  *
  * An "always" answer stores a grant that covers exactly what its option names, and the option's
@@ -10,6 +11,7 @@
  */
 import type { PermissionOption } from "@agentclientprotocol/sdk";
 import { isInside } from "./workspace.js";
+import { protectedName, PROTECTED_WHY, type ProtectedName } from "./protected-paths.js";
 import type { Access } from "./types.js";
 import { commandShape, type CommandPart, type CommandShape } from "./shell-syntax.js";
 import { isDestructive, runsOtherCode } from "./command-risk.js";
@@ -27,13 +29,31 @@ export function needsApproval(preset: Preset, access: Access, roots: readonly st
     case "read":
       return !access.paths.every((p) => isInside(p, roots));
     case "write":
-      return preset === "read-only" || !access.paths.every((p) => isInside(p, roots));
+      return preset === "read-only" || !access.paths.every((p) => isInside(p, roots)) || protectedWrite(access, roots) !== undefined;
     case "execute":
     case "fetch":
     case "mcp":
       // A server's hints are its own claim about itself: they pick the wording, never skip the question.
       return true;
   }
+}
+
+/**
+ * The protected name a write falls under, judged on its paths as resolved and as named (a `.git`
+ * that is itself a link to a folder elsewhere is protected by its name), or undefined.
+ */
+export function protectedWrite(access: Access, roots: readonly string[]): ProtectedName | undefined {
+  if (access.type !== "write") return undefined;
+  for (const p of [...access.paths, ...(access.named ?? [])]) {
+    const name = protectedName(p, roots);
+    if (name) return name;
+  }
+  return undefined;
+}
+
+/** What a question about a protected write says about why it asks (the call's title carries it). */
+export function protectedNote(name: ProtectedName): string {
+  return `protected path: ${PROTECTED_WHY[name]}`;
 }
 
 export type Decision = "allow" | "reject";
@@ -120,14 +140,18 @@ export function scopeLabel(scope: Scope): string {
   }
 }
 
-/** The answers offered; the "always" ones are named from the very scope they would store. */
-export function permissionOptions(scope: Scope | undefined): PermissionOption[] {
+/**
+ * The answers offered; the "always" ones are named from the very scope they would store. For a
+ * protected path they say so, and that the grant is that one path's.
+ */
+export function permissionOptions(scope: Scope | undefined, guarded?: ProtectedName): PermissionOption[] {
   const label = scope ? scopeLabel(scope) : undefined;
+  const tail = guarded ? ` in this session (a protected path: ${guarded}; this path only)` : " in this session";
   return [
     { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
-    ...(label ? [{ optionId: "allow_always", name: `Always allow ${label} in this session`, kind: "allow_always" as const }] : []),
+    ...(label ? [{ optionId: "allow_always", name: `Always allow ${label}${tail}`, kind: "allow_always" as const }] : []),
     { optionId: "reject_once", name: "Reject", kind: "reject_once" },
-    ...(label ? [{ optionId: "reject_always", name: `Always reject ${label} in this session`, kind: "reject_always" as const }] : []),
+    ...(label ? [{ optionId: "reject_always", name: `Always reject ${label}${tail}`, kind: "reject_always" as const }] : []),
   ];
 }
 

@@ -7,8 +7,8 @@ import { clipForModel, MAX_TOOL_RESULT_CHARS } from "./clip.js";
 import { errorText } from "./error-text.js";
 import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
-import type { Access, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
-import { needsApproval, permissionOptions, type ApprovalMemory, type Preset } from "./permissions.js";
+import type { Access, FileAccess, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
+import { needsApproval, permissionOptions, protectedNote, protectedWrite, type ApprovalMemory, type Preset } from "./permissions.js";
 import type { Sandbox } from "./sandbox.js";
 
 export interface ToolCallRequest {
@@ -113,9 +113,12 @@ async function decide(
   if (remembered === "allow") return undefined;
   if (remembered === "reject")
     return `The user has refused to let you ${describeAccess(call.access)} in this session. Do not retry it; ask the user or choose another approach.`;
+  // A protected path says so in the question itself, and its "always" options say they cover that path only.
+  const guarded = protectedWrite(call.access, host.roots);
+  const title = guarded ? `${call.title} (${protectedNote(guarded)})` : call.title;
   const outcome = await host.askPermission(
-    { toolCallId, title: call.title, kind: call.kind, status: "pending", locations: call.locations, rawInput: rawInput as Record<string, unknown> },
-    permissionOptions(scope),
+    { toolCallId, title, kind: call.kind, status: "pending", locations: call.locations, rawInput: rawInput as Record<string, unknown> },
+    permissionOptions(scope, guarded),
     signal,
   );
   if (outcome.outcome === "selected") {
@@ -182,8 +185,10 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
   host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" });
   let result: ToolResult;
   try {
+    const ctx = host.context(signal, toolCallId);
     result = await call.run({
-      ...host.context(signal, toolCallId),
+      ...ctx,
+      files: judgedWrites(ctx.files, call.access),
       ...(unconfined ? { sandbox: undefined } : {}),
       toolCallId,
       update: (fields) => host.emit({ sessionUpdate: "tool_call_update", toolCallId, ...fields }),
@@ -207,6 +212,22 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
     ...(result.rawOutput ? { rawOutput: result.rawOutput } : {}),
   });
   return output;
+}
+
+/**
+ * A call writes only the paths the gate judged. A tool resolves its path again when it runs; a link
+ * along it that changed since (while the question waited, say) would make that a path nobody
+ * judged, perhaps outside the workspace. The write then fails and nothing is written.
+ */
+function judgedWrites(files: FileAccess, access: Access): FileAccess {
+  const judged = access.type === "write" ? access.paths : [];
+  return {
+    ...files,
+    write: async (path, text, encoding) => {
+      if (!judged.includes(path)) throw new Error(`${path} is not the path this call was checked for (a link along it changed since); nothing was written`);
+      return files.write(path, text, encoding);
+    },
+  };
 }
 
 function clipContent<C extends ToolCallContent>(c: C): C {

@@ -13,6 +13,7 @@
 import { lstatSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
+import { PROTECTED_NAMES } from "./protected-paths.js";
 import type { SandboxStatus } from "./sandbox-probe.js";
 
 export type { SandboxStatus };
@@ -33,9 +34,6 @@ export interface SandboxSpec {
   tmp: string | undefined;
   network: boolean;
 }
-
-// TODO(merge): take these from protected-paths.ts
-const PROTECTED_NAMES = [".git", ".husky", ".vscode", ".idea", ".envrc", ".reasonix", ".claude"];
 
 type Mount = { op: "--ro-bind" | "--bind" | "--tmpfs" | "--dev" | "--proc"; path: string; source?: string; rank: number };
 

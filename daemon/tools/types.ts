@@ -13,7 +13,8 @@ export type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry };
 export type Access =
   | { type: "none" }
   | { type: "read"; paths: string[] }
-  | { type: "write"; paths: string[] }
+  /** `named`: the same paths as the model named them, absolute but links not followed (for protected paths). */
+  | { type: "write"; paths: string[]; named?: string[] }
   /** `outsideSandbox`: the model asks to run it unconfined; only a question the user answers allows that. */
   | { type: "execute"; command: string; cwd: string; outsideSandbox?: boolean }
   /** A request to a web server; the question and an "always" answer are per host (host:port). */

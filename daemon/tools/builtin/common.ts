@@ -1,7 +1,7 @@
 /** Small pieces the built-in tools share. */
 import { errorText } from "../error-text.js";
-import { sep } from "node:path";
-import type { ToolCallContent, ToolContext, ToolResult } from "../types.js";
+import { resolve, sep } from "node:path";
+import type { Access, ToolCallContent, ToolContext, ToolResult } from "../types.js";
 import { displayPath, resolveReal } from "../workspace.js";
 
 export function textContent(text: string): ToolCallContent {
@@ -15,6 +15,11 @@ export function failure(output: string, content?: ToolCallContent[]): ToolResult
 /** The absolute path a tool argument names, links followed; what access() and run() both use. */
 export function absPath(ctx: Pick<ToolContext, "cwd">, p: string | undefined): string {
   return resolveReal(ctx.cwd, p === undefined || p === "" ? "." : p);
+}
+
+/** What a write of `p` touches: the path resolved (the boundary) and as named (protected names). */
+export function writeAccess(ctx: Pick<ToolContext, "cwd">, p: string): Access {
+  return { type: "write", paths: [absPath(ctx, p)], named: [resolve(ctx.cwd, p)] };
 }
 
 /** How a path is shown to the model and the user: relative under cwd, "." for cwd itself. */

@@ -30,7 +30,7 @@ test("edit_file applies edits in order and shows one whole-file diff", async () 
   );
   assert.equal(c.title, "Edit m.js");
   assert.equal(c.kind, "edit");
-  assert.deepEqual(c.access, { type: "write", paths: [file] });
+  assert.deepEqual(c.access, { type: "write", paths: [file], named: [file] });
   assert.deepEqual(c.locations, [{ path: file }]);
   const r = await c.run(f.ctx);
   assert.equal(r.failed, undefined);
@@ -111,7 +111,7 @@ test("edit_file matches LF oldText in a CRLF file and keeps CRLF", async () => {
 test("write_file creates with parents, overwrites, and diffs against the old text", async () => {
   const c = prepared(writeFileTool, { path: "new/dir/x.txt", content: "a\nb\n" }, f.ctx);
   assert.equal(c.title, "Write new/dir/x.txt");
-  assert.deepEqual(c.access, { type: "write", paths: [join(f.dir, "new/dir/x.txt")] });
+  assert.deepEqual(c.access, { type: "write", paths: [join(f.dir, "new/dir/x.txt")], named: [join(f.dir, "new/dir/x.txt")] });
   const created = await c.run(f.ctx);
   assert.equal(created.output, "Created new/dir/x.txt (2 lines).");
   assert.deepEqual(created.content, [{ type: "diff", path: join(f.dir, "new/dir/x.txt"), oldText: null, newText: "a\nb\n" }]);

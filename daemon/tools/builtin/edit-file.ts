@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../types.js";
-import { absPath, shownPath } from "./common.js";
+import { absPath, writeAccess, shownPath } from "./common.js";
 import { runEdits } from "./edit-apply.js";
 
 export const edit = z.object({
@@ -42,6 +42,6 @@ export const editFileTool = defineTool({
   kind: "edit",
   title: (a, ctx) => `Edit ${shownPath(ctx, a.path)}`,
   locations: (a, ctx) => [{ path: absPath(ctx, a.path) }],
-  access: (a, ctx) => ({ type: "write", paths: [absPath(ctx, a.path)] }),
+  access: (a, ctx) => writeAccess(ctx, a.path),
   run: (a, ctx) => runEdits(ctx, a.path, a.edits),
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../types.js";
-import { absPath, shownPath } from "./common.js";
+import { absPath, writeAccess, shownPath } from "./common.js";
 import { runEdits } from "./edit-apply.js";
 import { edit } from "./edit-file.js";
 
@@ -20,6 +20,6 @@ export const multiEditTool = defineTool({
   kind: "edit",
   title: (a, ctx) => `Edit ${shownPath(ctx, a.path)} (${a.edits.length} ${a.edits.length === 1 ? "change" : "changes"})`,
   locations: (a, ctx) => [{ path: absPath(ctx, a.path) }],
-  access: (a, ctx) => ({ type: "write", paths: [absPath(ctx, a.path)] }),
+  access: (a, ctx) => writeAccess(ctx, a.path),
   run: (a, ctx) => runEdits(ctx, a.path, a.edits),
 });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, type TextEncodingName } from "../types.js";
 import { staleMessage } from "../file-snapshots.js";
 import { encodingLabel, fitsEncoding } from "../text-encoding.js";
-import { absPath, failure, fsErrorMessage, plural, shownPath } from "./common.js";
+import { absPath, writeAccess, failure, fsErrorMessage, plural, shownPath } from "./common.js";
 
 const args = z.object({
   path: z.string().min(1).describe("File to write, relative to the working directory or absolute."),
@@ -21,7 +21,7 @@ export const writeFileTool = defineTool({
   kind: "edit",
   title: (a, ctx) => `Write ${shownPath(ctx, a.path)}`,
   locations: (a, ctx) => [{ path: absPath(ctx, a.path) }],
-  access: (a, ctx) => ({ type: "write", paths: [absPath(ctx, a.path)] }),
+  access: (a, ctx) => writeAccess(ctx, a.path),
   async run(a, ctx) {
     const path = absPath(ctx, a.path);
     const shown = shownPath(ctx, a.path);
