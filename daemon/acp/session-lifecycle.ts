@@ -20,6 +20,12 @@ function sendAvailableCommands(session: Session, conn: AcpWindow): void {
   session.sendCommands(conn);
 }
 
+/** What the session gathered for the user while going live (sessions/notices.ts), recorded and sent to every window. */
+function sayStartNotices(session: Session): void {
+  const update = session.notices.take();
+  if (update) session.emit(update);
+}
+
 function startupModel(conn: AcpWindow): string {
   const config = conn.services.config();
   if (conn.info.model) {
@@ -44,7 +50,10 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
   conn.lastActive = Date.now();
   await session.refreshCommands();
   const result: NewSessionResponse = { sessionId: session.id, ...sessionControls(session, conn.services) };
-  return new ResultThen(result, () => sendAvailableCommands(session, conn));
+  return new ResultThen(result, () => {
+    sayStartNotices(session);
+    sendAvailableCommands(session, conn);
+  });
 }
 
 export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpWindow): Promise<LoadSessionResponse> {
@@ -56,6 +65,7 @@ export async function loadSession(params: z.output<typeof LoadSessionRequest>, c
   await session.refreshCommands();
   await session.replayTo(conn);
   conn.lastActive = Date.now();
+  sayStartNotices(session);
   sendAvailableCommands(session, conn);
   return sessionControls(session, conn.services) satisfies LoadSessionResponse;
 }
@@ -68,7 +78,10 @@ export async function resumeSession(params: z.output<typeof ResumeSessionRequest
   session.attach(conn);
   conn.lastActive = Date.now();
   const result: LoadSessionResponse = sessionControls(session, conn.services);
-  return new ResultThen(result, () => sendAvailableCommands(session, conn));
+  return new ResultThen(result, () => {
+    sayStartNotices(session);
+    sendAvailableCommands(session, conn);
+  });
 }
 
 export function listSessions(params: z.output<typeof ListSessionsRequest>, conn: AcpWindow): Promise<ListSessionsResponse> {

@@ -3,9 +3,15 @@
  * the repository root down to the workspace folder, after the user's own file in the config folder.
  * The order is fixed (general first, the workspace's own last, so the nearest file has the last
  * word) and each text is shown with its path, so the model knows where a rule comes from.
+ *
+ * Each file is read only when its real path stays where it belongs: the project's inside the
+ * repository root or the session's folders, the user's inside the config folder. A repository's
+ * `AGENTS.md` may be a link to `/proc/self/environ` or to a key beside it; what is read here goes
+ * to the provider with every request and into the store. A link that leaves is skipped and named.
  */
 import { stat } from "node:fs/promises";
-import { type Head, readHead } from "../tools/read-head.js";
+import { CONFIG_BOUNDARY, type Head, OutsideError, outsideNotice, PROJECT_BOUNDARY, readHead } from "../tools/read-head.js";
+import { displayPath, resolveReal } from "../tools/workspace.js";
 import { dirname, join } from "node:path";
 
 export const INSTRUCTION_FILES = ["AGENTS.md", "REASONIX.md"] as const;
@@ -16,6 +22,12 @@ export interface InstructionFile {
   path: string;
   text: string;
   clipped: boolean;
+}
+
+export interface Instructions {
+  files: InstructionFile[];
+  /** One line per file skipped because it links outside, for the user (never the model). */
+  skipped: string[];
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -35,6 +47,15 @@ export async function repositoryRoot(dir: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * Where the project's own files (instructions, command folders, git metadata) may really live: the
+ * repository root, cwd and the additional directories, links resolved.
+ */
+export async function projectBounds(cwd: string, additionalDirectories: readonly string[]): Promise<string[]> {
+  const root = await repositoryRoot(cwd);
+  return [...new Set([...(root ? [root] : []), cwd, ...additionalDirectories].map((d) => resolveReal("/", d)))];
+}
+
 /** The folders whose files count, root first: the repository root down to `cwd` (or `cwd` alone outside a repository). */
 export async function instructionFolders(cwd: string): Promise<string[]> {
   const root = await repositoryRoot(cwd);
@@ -47,13 +68,15 @@ export async function instructionFolders(cwd: string): Promise<string[]> {
   return folders;
 }
 
-async function readInstruction(path: string): Promise<InstructionFile | undefined> {
+type Read = InstructionFile | { skipped: string } | undefined;
+
+async function readInstruction(path: string, inside: readonly string[], shown: string, boundary: string): Promise<Read> {
   let head: Head | undefined;
   try {
     // Four bytes a character at the most, and one more character: a file that goes on is clipped below.
-    head = await readHead(path, (MAX_INSTRUCTION_CHARS + 1) * 4);
-  } catch {
-    return undefined;
+    head = await readHead(path, (MAX_INSTRUCTION_CHARS + 1) * 4, inside);
+  } catch (err) {
+    return err instanceof OutsideError ? { skipped: outsideNotice(shown, boundary, err.real) } : undefined;
   }
   if (!head) return undefined;
   const text = head.text.replace(/^\uFEFF/, "").trimEnd();
@@ -62,11 +85,30 @@ async function readInstruction(path: string): Promise<InstructionFile | undefine
   return { path, text: clipped ? text.slice(0, MAX_INSTRUCTION_CHARS) : text, clipped };
 }
 
-/** Every instruction file that exists, in the fixed order: the user's, then the repository root's … the workspace's. */
-export async function loadInstructions(cwd: string, configDir: string): Promise<InstructionFile[]> {
+/**
+ * Every instruction file that exists and stays inside, in the fixed order: the user's, then the
+ * repository root's … the workspace's; and a line for each one skipped because it links outside.
+ */
+export async function loadInstructions(cwd: string, configDir: string, additionalDirectories: readonly string[] = []): Promise<Instructions> {
+  const project = await projectBounds(cwd, additionalDirectories);
+  const user = [resolveReal("/", configDir)];
   // A workspace that is the config folder itself would otherwise list its files twice.
   const folders = [...new Set([configDir, ...(await instructionFolders(cwd))])];
-  const candidates = folders.flatMap((dir) => INSTRUCTION_FILES.map((name) => join(dir, name)));
-  const found = await Promise.all(candidates.map(readInstruction));
-  return found.filter((f): f is InstructionFile => f !== undefined);
+  const found = await Promise.all(
+    folders.flatMap((dir) =>
+      INSTRUCTION_FILES.map((name) => {
+        const path = join(dir, name);
+        return dir === configDir
+          ? readInstruction(path, user, path, CONFIG_BOUNDARY)
+          : readInstruction(path, project, displayPath(cwd, path), PROJECT_BOUNDARY);
+      }),
+    ),
+  );
+  const files: InstructionFile[] = [];
+  const skipped: string[] = [];
+  for (const f of found) {
+    if (f && "skipped" in f) skipped.push(f.skipped);
+    else if (f) files.push(f);
+  }
+  return { files, skipped };
 }

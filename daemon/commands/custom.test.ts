@@ -1,9 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expandTemplate, loadCustomCommands, MAX_COMMAND_BYTES, parseFrontMatter, parseSlash, splitArgs } from "./custom.js";
+import { type CommandDir, expandTemplate, loadCustomCommands, MAX_COMMAND_BYTES, parseFrontMatter, parseSlash, splitArgs } from "./custom.js";
+
+/** A command folder whose files may lie anywhere under `bound`. */
+const inside = (dir: string, bound = dir): CommandDir => ({ dir, inside: [bound], boundary: "the test's folder" });
 
 test("commands come from nested markdown files; the project folder overrides the user folder", async () => {
   const base = mkdtempSync(join(tmpdir(), "rx-cmd-"));
@@ -16,7 +19,8 @@ test("commands come from nested markdown files; the project folder overrides the
   writeFileSync(join(project, "review.md"), "---\ndescription: Project review\n---\nReview $1 carefully\n");
   writeFileSync(join(project, "bad name.md"), "ignored\n");
   writeFileSync(join(project, "notes.txt"), "ignored\n");
-  const cmds = await loadCustomCommands([user, project, join(base, "missing")]);
+  const { commands: cmds, skipped } = await loadCustomCommands([inside(user), inside(project), inside(join(base, "missing"), base)]);
+  assert.deepEqual(skipped, []);
   assert.deepEqual(
     cmds.map((c) => [c.name, c.description, c.hint]),
     [
@@ -47,9 +51,39 @@ test("a command file past MAX_COMMAND_BYTES is left out; a symlink to a device i
   writeFileSync(join(dir, "ok.md"), "fine\n");
   writeFileSync(join(dir, "huge.md"), "z".repeat(MAX_COMMAND_BYTES + 1));
   symlinkSync("/dev/zero", join(dir, "zero.md"));
-  const cmds = await loadCustomCommands([dir]);
+  const { commands: cmds } = await loadCustomCommands([inside(dir, "/")]);
   assert.deepEqual(
     cmds.map((c) => c.name),
     ["ok"],
   );
+});
+
+test("a command folder that links outside gives nothing; a file linking out is skipped, one linking inside works", async (t) => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), "rx-cmd-")));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const project = join(base, "project");
+  const outside = join(base, "outside");
+  mkdirSync(join(project, "docs"), { recursive: true });
+  mkdirSync(join(project, "commands"));
+  mkdirSync(outside);
+  writeFileSync(join(outside, "leak.md"), "OUTSIDE\n");
+  writeFileSync(join(project, "docs", "shared.md"), "---\ndescription: Shared\n---\nShared body\n");
+  writeFileSync(join(project, "commands", "plain.md"), "Plain\n");
+  symlinkSync(join(outside, "leak.md"), join(project, "commands", "leak.md"));
+  symlinkSync("../docs/shared.md", join(project, "commands", "shared.md"));
+  symlinkSync("/proc/self/environ", join(project, "commands", "env.md"));
+  symlinkSync(outside, join(project, "linked"));
+
+  const { commands, skipped } = await loadCustomCommands([inside(join(project, "commands"), project), inside(join(project, "linked"), project)]);
+  assert.deepEqual(
+    commands.map((c) => [c.name, c.body]),
+    [
+      ["plain", "Plain"],
+      ["shared", "Shared body"],
+    ],
+  );
+  assert.equal(skipped.length, 3);
+  assert.match(skipped[0]!, /^Skipped .*\/commands\/env\.md: it links outside the test's folder \(to \/proc\/\d+\/environ\)\.$/);
+  assert.equal(skipped[1], `Skipped ${join(project, "commands", "leak.md")}: it links outside the test's folder (to ${join(outside, "leak.md")}).`);
+  assert.equal(skipped[2], `Skipped ${join(project, "linked")}: it links outside the test's folder (to ${outside}).`);
 });

@@ -6,7 +6,7 @@
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { type Head, readHead } from "../tools/read-head.js";
+import { type Head, OutsideError, outsideNotice, readHead, realPathInside } from "../tools/read-head.js";
 
 export interface CustomCommand {
   name: string;
@@ -21,6 +21,25 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 /** A command file larger than this is not a command (the project may come from anywhere). */
 export const MAX_COMMAND_BYTES = 256 * 1024;
 
+/**
+ * A folder of command files and where its files may really lie: the project's folder may be a link
+ * to `/usr`, and a file in it a link to a key; neither becomes a command.
+ */
+export interface CommandDir {
+  dir: string;
+  /** Real paths; the folder, or a file in it, whose real path lies elsewhere is skipped. */
+  inside: readonly string[];
+  /** How a notice names those folders ("the config folder", …). */
+  boundary: string;
+}
+
+export interface LoadedCommands {
+  commands: CustomCommand[];
+  /** One line per folder or file skipped because it links outside, for the user. */
+  skipped: string[];
+}
+
+/** The folder's markdown files (links too: each is checked where it leads when it is read), relative to it. */
 async function markdownFiles(dir: string): Promise<string[]> {
   let entries: Dirent[];
   try {
@@ -28,7 +47,9 @@ async function markdownFiles(dir: string): Promise<string[]> {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isFile() && e.name.endsWith(".md")).map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name));
+  return entries
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && e.name.endsWith(".md"))
+    .map((e) => relative(dir, join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)));
 }
 
 /** A small front-matter reader: `key: value` lines between `---` fences, values optionally quoted. */
@@ -47,16 +68,27 @@ export function parseFrontMatter(text: string): { meta: Record<string, string>; 
 }
 
 /** Later folders win over earlier ones, so a project command overrides a user command of the same name. */
-export async function loadCustomCommands(dirs: string[]): Promise<CustomCommand[]> {
+export async function loadCustomCommands(dirs: readonly CommandDir[]): Promise<LoadedCommands> {
   const byName = new Map<string, CustomCommand>();
-  for (const dir of dirs) {
-    for (const file of (await markdownFiles(dir)).sort()) {
-      const name = relative(dir, file).slice(0, -".md".length).split(sep).join(":");
+  const skipped: string[] = [];
+  for (const { dir, inside, boundary } of dirs) {
+    let real: string;
+    try {
+      real = await realPathInside(dir, inside);
+    } catch (err) {
+      if (err instanceof OutsideError) skipped.push(outsideNotice(dir, boundary, err.real));
+      continue;
+    }
+    // The folder as checked, not the path again: a link swapped in meanwhile is not followed.
+    for (const rel of (await markdownFiles(real)).sort()) {
+      const name = rel.slice(0, -".md".length).split(sep).join(":");
       if (!NAME.test(name)) continue;
+      const file = join(real, rel);
       let head: Head | undefined;
       try {
-        head = await readHead(file, MAX_COMMAND_BYTES);
-      } catch {
+        head = await readHead(file, MAX_COMMAND_BYTES, inside);
+      } catch (err) {
+        if (err instanceof OutsideError) skipped.push(outsideNotice(join(dir, rel), boundary, err.real));
         continue;
       }
       // Read at every turn: a template past the bound is left out rather than cut somewhere inside.
@@ -71,7 +103,7 @@ export async function loadCustomCommands(dirs: string[]): Promise<CustomCommand[
       });
     }
   }
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return { commands: [...byName.values()].sort((a, b) => a.name.localeCompare(b.name)), skipped };
 }
 
 /** Splits arguments like a shell would for positional use: quotes group, backslash escapes. */

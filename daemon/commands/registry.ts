@@ -7,7 +7,9 @@ import { join } from "node:path";
 import type { AvailableCommand } from "@agentclientprotocol/sdk";
 import { BUILTIN_COMMANDS, type BuiltinCommand } from "./builtin.js";
 import { MODEL_COMMANDS } from "./init.js";
-import { expandTemplate, loadCustomCommands, parseSlash, splitArgs, type CustomCommand } from "./custom.js";
+import { type CommandDir, expandTemplate, loadCustomCommands, parseSlash, splitArgs, type CustomCommand } from "./custom.js";
+import { CONFIG_BOUNDARY, PROJECT_BOUNDARY } from "../tools/read-head.js";
+import { resolveReal } from "../tools/workspace.js";
 import type { McpPromptInfo } from "../mcp/hub.js";
 
 /**
@@ -29,8 +31,15 @@ export type Resolved =
   | { kind: "mcp"; server: string; prompt: string; args: Record<string, string> }
   | { kind: "none" };
 
-export function commandDirs(configDir: string, cwd: string): string[] {
-  return [join(configDir, "commands"), join(cwd, ".reasonix", "commands")];
+/**
+ * The user's folder, then the project's. `projectBounds` are the real folders the project's files
+ * may lie in (the repository root and the session's folders); the user's must stay in the config folder.
+ */
+export function commandDirs(configDir: string, cwd: string, projectBounds: readonly string[]): CommandDir[] {
+  return [
+    { dir: join(configDir, "commands"), inside: [resolveReal("/", configDir)], boundary: CONFIG_BOUNDARY },
+    { dir: join(cwd, ".reasonix", "commands"), inside: projectBounds, boundary: PROJECT_BOUNDARY },
+  ];
 }
 
 export class CommandSet {
@@ -38,12 +47,19 @@ export class CommandSet {
     private readonly custom: CustomCommand[],
     private readonly plugins: readonly PluginCommand[],
     private readonly prompts: readonly McpPromptInfo[],
+    /** Command folders and files left out because they link outside, one line each. */
+    readonly skipped: readonly string[],
   ) {}
 
-  static async load(dirs: string[], plugins: readonly PluginCommand[], prompts: readonly McpPromptInfo[] = []): Promise<CommandSet> {
+  static async load(dirs: readonly CommandDir[], plugins: readonly PluginCommand[], prompts: readonly McpPromptInfo[] = []): Promise<CommandSet> {
     const reserved = [...BUILTIN_COMMANDS, ...MODEL_COMMANDS].map((b) => b.name);
-    const custom = (await loadCustomCommands(dirs)).filter((c) => !reserved.includes(c.name));
-    return new CommandSet(custom, plugins, prompts);
+    const loaded = await loadCustomCommands(dirs);
+    return new CommandSet(
+      loaded.commands.filter((c) => !reserved.includes(c.name)),
+      plugins,
+      prompts,
+      loaded.skipped,
+    );
   }
 
   available(): AvailableCommand[] {

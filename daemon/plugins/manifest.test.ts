@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadPlugins, PluginLoadError } from "./manifest.js";
@@ -51,7 +51,45 @@ test("valid plugins of every action kind load, sorted, with their folder", async
 });
 
 test("a missing plugins folder is no plugins", async () => {
-  assert.deepEqual(await loadPlugins(join(tmpdir(), "rx-no-such-plugins-folder"), { strict: true }), { plugins: [], errors: [] });
+  assert.deepEqual(await loadPlugins(join(tmpdir(), "rx-no-such-plugins-folder"), { strict: true }), { plugins: [], errors: [], skipped: [] });
+});
+
+test("a plugin or manifest linking outside the config folder is skipped and named, even by a strict reload; one linked from inside loads", async (t) => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), "rx-plugins-")));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const config = join(base, "config");
+  const outside = join(base, "outside");
+  const plugins = join(config, "plugins");
+  const manifest = (name: string) => JSON.stringify({ name, actions: [{ name: "go", prompt: "go" }] });
+  for (const d of [join(plugins, "real"), join(plugins, "leaky"), join(config, "src", "linked"), join(outside, "away")]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(plugins, "real", "manifest.json"), manifest("real"));
+  writeFileSync(join(config, "src", "linked", "manifest.json"), manifest("linked"));
+  symlinkSync(join(config, "src", "linked"), join(plugins, "linked"));
+  writeFileSync(join(outside, "away", "manifest.json"), manifest("away"));
+  symlinkSync(join(outside, "away"), join(plugins, "away"));
+  writeFileSync(join(outside, "leaky.json"), manifest("leaky"));
+  symlinkSync(join(outside, "leaky.json"), join(plugins, "leaky", "manifest.json"));
+
+  const loaded = await loadPlugins(plugins, { strict: true });
+  assert.deepEqual(
+    loaded.plugins.map((p) => p.name),
+    ["linked", "real"],
+  );
+  assert.deepEqual(loaded.errors, []);
+  assert.deepEqual(loaded.skipped, [
+    `Skipped ${join(plugins, "away")}: it links outside the config folder (to ${join(outside, "away")}).`,
+    `Skipped ${join(plugins, "leaky", "manifest.json")}: it links outside the config folder (to ${join(outside, "leaky.json")}).`,
+  ]);
+
+  // The plugins folder itself a link out: nothing in it is looked at.
+  const other = join(base, "other");
+  mkdirSync(other);
+  symlinkSync(plugins, join(other, "plugins"));
+  assert.deepEqual(await loadPlugins(join(other, "plugins"), { strict: true }), {
+    plugins: [],
+    errors: [],
+    skipped: [`Skipped ${join(other, "plugins")}: it links outside the config folder (to ${plugins}).`],
+  });
 });
 
 const broken: Record<string, { manifest: unknown; problem: RegExp }> = {

@@ -4,9 +4,10 @@
  * so that a typo in a manifest is reported instead of silently ignored, as for config.json.
  */
 import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { z } from "zod";
-import { type Head, readHead } from "../tools/read-head.js";
+import { CONFIG_BOUNDARY, type Head, OutsideError, outsideNotice, readHead, realPathInside } from "../tools/read-head.js";
+import { resolveReal } from "../tools/workspace.js";
 
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 
@@ -134,13 +135,14 @@ export class PluginLoadError extends Error {
   }
 }
 
-async function readPlugin(pluginsDir: string, folder: string): Promise<Plugin> {
+async function readPlugin(pluginsDir: string, folder: string, inside: readonly string[]): Promise<Plugin> {
   const dir = join(pluginsDir, folder);
   const file = join(dir, "manifest.json");
   let head: Head | undefined;
   try {
-    head = await readHead(file, MAX_MANIFEST_BYTES);
+    head = await readHead(file, MAX_MANIFEST_BYTES, inside);
   } catch (err) {
+    if (err instanceof OutsideError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new Error(code === "ENOENT" ? "has no manifest.json" : `cannot read manifest.json: ${(err as Error).message}`);
   }
@@ -160,35 +162,54 @@ async function readPlugin(pluginsDir: string, folder: string): Promise<Plugin> {
   return { ...parsed.data, dir };
 }
 
+export interface LoadedPlugins {
+  plugins: Plugin[];
+  errors: string[];
+  /** Folders and manifests left out because they link outside the config folder, one line each. */
+  skipped: string[];
+}
+
 /**
  * Strict loading is for reloads, which must fail as a whole so the previous runtime stays in place;
- * lenient loading is for start-up, where one broken plugin should not take the others down.
+ * lenient loading is for start-up, where one broken plugin should not take the others down. The
+ * plugins folder lives in the config folder, and so must (by real path) every plugin and manifest:
+ * a plugin linked in from elsewhere is skipped and named, never an error that fails a reload.
  */
-export async function loadPlugins(pluginsDir: string, opts: { strict: boolean }): Promise<{ plugins: Plugin[]; errors: string[] }> {
+export async function loadPlugins(pluginsDir: string, opts: { strict: boolean }): Promise<LoadedPlugins> {
+  const inside = [resolveReal("/", dirname(pluginsDir))];
+  const skipped: string[] = [];
+  const outside = (err: unknown): boolean => {
+    if (!(err instanceof OutsideError)) return false;
+    skipped.push(outsideNotice(err.path, CONFIG_BOUNDARY, err.real));
+    return true;
+  };
   let folders: string[];
   try {
+    await realPathInside(pluginsDir, inside);
     folders = (await readdir(pluginsDir)).filter((f) => !f.startsWith(".")).sort();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { plugins: [], errors: [] };
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || outside(err)) return { plugins: [], errors: [], skipped };
     const message = `cannot read plugins folder ${pluginsDir}: ${(err as Error).message}`;
     if (opts.strict) throw new PluginLoadError([message]);
-    return { plugins: [], errors: [message] };
+    return { plugins: [], errors: [message], skipped };
   }
   const plugins: Plugin[] = [];
   const errors: string[] = [];
   for (const folder of folders) {
-    // Stat follows symlinks, so a plugin may be linked in from a checkout elsewhere.
-    const isDir = await stat(join(pluginsDir, folder)).then(
+    const path = join(pluginsDir, folder);
+    // Stat follows symlinks: a plugin may be a link to another folder of the config folder.
+    const isDir = await stat(path).then(
       (s) => s.isDirectory(),
       () => false,
     );
     if (!isDir) continue;
     try {
-      plugins.push(await readPlugin(pluginsDir, folder));
+      await realPathInside(path, inside);
+      plugins.push(await readPlugin(pluginsDir, folder, inside));
     } catch (err) {
-      errors.push(`plugin "${folder}" (${join(pluginsDir, folder)}): ${(err as Error).message}`);
+      if (!outside(err)) errors.push(`plugin "${folder}" (${path}): ${(err as Error).message}`);
     }
   }
   if (opts.strict && errors.length) throw new PluginLoadError(errors);
-  return { plugins, errors };
+  return { plugins, errors, skipped };
 }

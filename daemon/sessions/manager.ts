@@ -114,6 +114,7 @@ export class SessionManager {
     record.environment = filterEnvironment(input.env, this.deps.config().shellEnvironment);
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
     const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), prompt.text);
+    session.notices.add(...prompt.notices);
     session.providerEnv = input.env;
     this.live.set(record.id, session);
     try {
@@ -149,8 +150,9 @@ export class SessionManager {
       if (last && last.value.seq > record.lastSeq) record.lastSeq = last.value.seq;
       record.historyLength = history.length;
       // A stored conversation keeps its own system prompt: the prefix cache outlives a daemon restart.
-      const systemText = history.length === 0 ? (await buildSystemPrompt(record, this.deps.configDir)).text : "";
-      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), systemText);
+      const built = history.length === 0 ? await buildSystemPrompt(record, this.deps.configDir) : undefined;
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built?.text ?? "");
+      session.notices.add(...(built?.notices ?? []));
       this.live.set(id, session);
       // Nothing runs a session that is not live: a turn stored as running was cut short (a daemon
       // that died, or a write that failed before the session closed).

@@ -12,6 +12,7 @@ import { CommandSet, commandDirs, type Resolved } from "../commands/registry.js"
 import { loadPlugins, type Plugin } from "../plugins/manifest.js";
 import { pluginCommands } from "../plugins/actions.js";
 import { McpHub } from "../mcp/hub.js";
+import { projectBounds } from "../agent/project-instructions.js";
 import type { InteractionRequest, InteractionResult } from "../mcp/interaction.js";
 import { mcpTools } from "../mcp/tools.js";
 import type { SessionTools } from "./session-tools.js";
@@ -23,6 +24,7 @@ const MCP_READY_MS = 15_000;
 export interface RuntimeHost {
   sessionId: string;
   cwd: string;
+  additionalDirectories: readonly string[];
   configDir: string;
   log: Logger;
   env(): Record<string, string | undefined>;
@@ -30,6 +32,8 @@ export interface RuntimeHost {
   tools: SessionTools;
   /** An MCP server's question for the user (elicitation). */
   interact(request: InteractionRequest, signal: AbortSignal): Promise<InteractionResult>;
+  /** Something the user hears when the session goes live (sessions/notices.ts). */
+  notice(text: string): void;
 }
 
 export class SessionRuntime {
@@ -38,6 +42,9 @@ export class SessionRuntime {
   private hub: McpHub;
   private mcpSpecs: McpServer[] = [];
   private toolsSettled = false;
+  private bounds: Promise<string[]> | undefined;
+  private pluginsSkipped: readonly string[] = [];
+  private skippedNow: readonly string[] = [];
 
   constructor(private readonly host: RuntimeHost) {
     this.hub = this.newHub();
@@ -87,16 +94,37 @@ export class SessionRuntime {
     this.toolsSettled = true;
   }
 
+  /** Plugins, command folders and command files the last load left out because they link outside. */
+  get skipped(): readonly string[] {
+    return this.skippedNow;
+  }
+
+  /** The real folders the project's command files may lie in, found once. */
+  private commandDirs(): Promise<ReturnType<typeof commandDirs>> {
+    this.bounds ??= projectBounds(this.host.cwd, this.host.additionalDirectories);
+    return this.bounds.then((bounds) => commandDirs(this.host.configDir, this.host.cwd, bounds));
+  }
+
+  /** The first load's skipped links are said to the user; later loads log a change (they run at every prompt). */
+  private noteSkipped(skipped: readonly string[], first: boolean): void {
+    if (first) for (const s of skipped) this.host.notice(s);
+    if (first ? skipped.length > 0 : JSON.stringify(skipped) !== JSON.stringify(this.skippedNow)) this.host.log.warn({ skipped }, "links outside skipped");
+    this.skippedNow = skipped;
+  }
+
   /** Reloads the custom commands (cheap, on every prompt); when the set changed, every window hears. */
   async refreshCommands(): Promise<void> {
     if (!this.pluginList) {
-      const { plugins, errors } = await loadPlugins(join(this.host.configDir, "plugins"), { strict: false });
+      const { plugins, errors, skipped } = await loadPlugins(join(this.host.configDir, "plugins"), { strict: false });
       for (const e of errors) this.host.log.warn({ error: e }, "plugin skipped");
       this.pluginList = plugins;
+      this.pluginsSkipped = skipped;
     }
-    const next = await CommandSet.load(commandDirs(this.host.configDir, this.host.cwd), pluginCommands(this.pluginList), this.hub.prompts());
-    const changed = this.commands !== undefined && !next.sameAs(this.commands);
+    const next = await CommandSet.load(await this.commandDirs(), pluginCommands(this.pluginList), this.hub.prompts());
+    const first = this.commands === undefined;
+    const changed = !first && !next.sameAs(this.commands);
     this.commands = next;
+    this.noteSkipped([...this.pluginsSkipped, ...next.skipped], first);
     if (changed) for (const port of this.host.attachments()) this.sendCommands(port);
   }
 
@@ -116,8 +144,9 @@ export class SessionRuntime {
   /** Rebuilds plugins, MCP servers and commands, and swaps them in only when all of it loaded. */
   async reload(): Promise<void> {
     let plugins: Plugin[];
+    let pluginsSkipped: string[];
     try {
-      ({ plugins } = await loadPlugins(join(this.host.configDir, "plugins"), { strict: true }));
+      ({ plugins, skipped: pluginsSkipped } = await loadPlugins(join(this.host.configDir, "plugins"), { strict: true }));
     } catch (err) {
       throw RpcError.internal(`Reload failed, the previous extensions stay active: ${(err as Error).message}`);
     }
@@ -130,8 +159,11 @@ export class SessionRuntime {
     }
     this.host.tools.setExtra(mcpTools(this.hub));
     this.toolsSettled = true;
-    this.commands = await CommandSet.load(commandDirs(this.host.configDir, this.host.cwd), pluginCommands(plugins), this.hub.prompts());
+    this.commands = await CommandSet.load(await this.commandDirs(), pluginCommands(plugins), this.hub.prompts());
     this.pluginList = plugins;
+    this.pluginsSkipped = pluginsSkipped;
+    // Named in the reload's own answer (Session.reloadRuntime).
+    this.skippedNow = [...pluginsSkipped, ...this.commands.skipped];
     for (const port of this.host.attachments()) this.sendCommands(port);
   }
 

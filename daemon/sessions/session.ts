@@ -27,6 +27,7 @@ import type { TaskTranscripts } from "./task-transcripts.js";
 import { SessionState } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
 import { replayLedger } from "./replay.js";
+import { StartNotices } from "./notices.js";
 import { wireSession } from "./wiring.js";
 import { turnInputFor, type CommandHostParts } from "./command-host.js";
 import type { ChatMessage, ClientPort, SessionRecord, SessionUpdate, StopReason } from "./types.js";
@@ -56,6 +57,7 @@ export class Session implements SettingsHost, DriverHost {
   private readonly status: StatusReporter;
   /** The MCP servers ending after stop(): the daemon waits for them before it exits. */
   closing: Promise<void> = Promise.resolve();
+  readonly notices = new StartNotices();
 
   constructor(
     readonly record: SessionRecord,
@@ -180,7 +182,7 @@ export class Session implements SettingsHost, DriverHost {
   /** Rebuilds plugins, MCP servers and commands atomically, then the system prompt; returns the notice (reloadExtensions, /reload). */
   async reloadRuntime(): Promise<string> {
     await this.runtime.reload();
-    return refreshSystemPrompt(this.state, this.deps.configDir);
+    return refreshSystemPrompt(this.state, this.deps.configDir, this.runtime.skipped);
   }
 
   /** Ends the session's MCP servers (daemon stop); the session stays as it is. */

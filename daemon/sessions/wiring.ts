@@ -24,10 +24,12 @@ import { StatusReporter } from "./status.js";
 import { SurfaceEmitter } from "./surfaces.js";
 import { turnPort, type TurnPortParts } from "./turn-port.js";
 import type { ClientPort } from "./types.js";
+import type { StartNotices } from "./notices.js";
 
 /** The session as its parts call back into it. */
 export type WiringHost = TurnPortParts["session"] & {
   readonly attachments: Set<ClientPort>;
+  readonly notices: StartNotices;
   toolEnv(): Record<string, string>;
 };
 
@@ -106,12 +108,14 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
   const runtime = new SessionRuntime({
     sessionId: record.id,
     cwd: record.cwd,
+    additionalDirectories: record.additionalDirectories,
     configDir: deps.configDir,
     log,
     env: () => session.toolEnv(),
     attachments: () => attachments,
     tools,
     interact: (request, signal) => relayInteraction(interaction, request, signal),
+    notice: (text) => session.notices.add(text),
   });
   port = turnPort({ session, state, tools, runtime, meter, inbox, deps, checkpoints });
   turns = new TurnRunner(port);

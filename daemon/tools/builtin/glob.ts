@@ -3,7 +3,7 @@ import { defineTool, type ToolContext } from "../types.js";
 import { absPath, failure, fsErrorMessage, show, shownPath, textContent } from "./common.js";
 import { globToRegExp, splitGlob } from "./glob-match.js";
 import { GLOB_MAX_RESULTS as MAX_RESULTS } from "./search-job.js";
-import { runSearch, seconds, unfinishedMessage } from "./search-thread.js";
+import { outsideNote, runSearch, seconds, unfinishedMessage } from "./search-thread.js";
 import { SKIPPED_DIRS } from "./walk.js";
 
 const args = z.object({
@@ -24,7 +24,7 @@ export const globTool = defineTool({
   description:
     "Find files whose path matches a glob pattern, relative to `path` (default: the working directory). " +
     "Supports ** (any number of folders), * and ? (within one name), {a,b} and [abc]. " +
-    `"*.ts" matches only at the top; use "**/*.ts" for every folder. Skips ${[...SKIPPED_DIRS].join(" and ")}. ` +
+    `"*.ts" matches only at the top; use "**/*.ts" for every folder. Skips ${[...SKIPPED_DIRS].join(" and ")} and links that lead outside the workspace folders. ` +
     `Returns at most ${MAX_RESULTS} paths, sorted.`,
   args,
   kind: "search",
@@ -38,7 +38,8 @@ export const globTool = defineTool({
     } catch (err) {
       return failure(err instanceof Error ? err.message : String(err));
     }
-    const outcome = await runSearch({ kind: "glob", root, cwd: ctx.cwd, glob: rest }, { signal: ctx.signal });
+    // root itself is what the permission gate judged: a folder outside the session's, once allowed, is listed.
+    const outcome = await runSearch({ kind: "glob", root, cwd: ctx.cwd, inside: [...ctx.roots, root], glob: rest }, { signal: ctx.signal });
     if (outcome.status === "failed") return failure(fsErrorMessage(outcome.error, show(ctx.cwd, root)));
     if (outcome.status !== "done") return failure(unfinishedMessage(outcome, "glob pattern"));
     const r = outcome.result;
@@ -46,8 +47,10 @@ export const globTool = defineTool({
     if (r.count > MAX_RESULTS) notes.push(`${r.count - MAX_RESULTS} more matches not shown; use a narrower pattern.`);
     if (r.incomplete) notes.push("The folder is too large to search completely; results are partial.");
     if (r.timedOut) notes.push(`The search took longer than ${seconds(outcome.timeLimitMs)} s and was stopped; results are partial.`);
+    const outside = outsideNote(r.outside);
+    if (outside) notes.push(outside);
     let output = r.shown.length ? r.shown.join("\n") : `No files match ${a.pattern}.`;
     if (notes.length) output += `\n\n[${notes.join(" ")}]`;
-    return { output, content: [textContent(output)], rawOutput: { count: r.count } };
+    return { output, content: [textContent(output)], rawOutput: { count: r.count, ...(r.outside.count ? { skippedLinks: r.outside.count } : {}) } };
   },
 });

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import { call, fixture, prepared, type Fixture } from "../../../test/support/tool-fixture.js";
+import { globTool } from "./glob.js";
 import { grepTool } from "./grep.js";
 
 let f: Fixture;
@@ -69,4 +71,30 @@ test("grep given a FIFO as its path answers at once without reading it", async (
   const r = await call(grepTool, { pattern: "needle", path: "pipe" }, f.ctx);
   assert.equal(r.failed, undefined);
   assert.doesNotMatch(r.output, /needle/);
+});
+
+test("grep and glob follow no link out of the session's folders: they count the links and name them; a link inside is searched", async (t) => {
+  const outside = realpathSync(mkdtempSync(join(tmpdir(), "rx-outside-")));
+  t.after(() => rmSync(outside, { recursive: true, force: true }));
+  writeFileSync(join(outside, "id_ed25519"), "needle PRIVATE KEY\n");
+  symlinkSync(join(outside, "id_ed25519"), join(f.dir, "src", "setup.md"));
+  symlinkSync("/proc/self/environ", join(f.dir, "env.txt"));
+  symlinkSync("a.ts", join(f.dir, "src", "alias.ts"));
+
+  const r = await call(grepTool, { pattern: "needle|PATH=|=" }, f.ctx);
+  assert.ok(!r.output.includes("PRIVATE KEY") && !r.output.includes("PATH="), r.output);
+  assert.match(r.output, /^src\/a\.ts:1: const needle = 1;\nsrc\/alias\.ts:1: const needle = 1;/m, "a link inside is searched");
+  assert.match(r.output, /\[Skipped 2 links that lead outside the workspace folders: env\.txt, src\/setup\.md\. read_file on one asks the user first\.\]$/);
+  assert.equal(r.rawOutput?.skippedLinks, 2);
+
+  const g = await call(globTool, { pattern: "**/*.{md,txt,ts}" }, f.ctx);
+  assert.ok(!g.output.split("\n").includes("src/setup.md") && !g.output.split("\n").includes("env.txt"), g.output);
+  assert.ok(g.output.split("\n").includes("src/alias.ts"));
+  assert.match(g.output, /\[Skipped 2 links that lead outside the workspace folders: env\.txt, src\/setup\.md\./);
+
+  // Asked for by name, the link is judged where it leads: outside, so the permission gate asks.
+  assert.deepEqual(prepared(grepTool, { pattern: "x", path: "src/setup.md" }, f.ctx).access, { type: "read", paths: [join(outside, "id_ed25519")] });
+  // Once the user allowed that folder, what is under it is searched.
+  const allowed = await call(grepTool, { pattern: "needle", path: outside }, f.ctx);
+  assert.equal(allowed.output, `${join(outside, "id_ed25519")}:1: needle PRIVATE KEY`);
 });

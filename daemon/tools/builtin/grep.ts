@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, type ToolContext } from "../types.js";
 import { absPath, clip, failure, fsErrorMessage, show, shownPath, textContent } from "./common.js";
 import { fileFilter, GREP_MAX_LINE_CHARS as MAX_LINE_CHARS } from "./search-job.js";
-import { runSearch, seconds, unfinishedMessage } from "./search-thread.js";
+import { outsideNote, runSearch, seconds, unfinishedMessage } from "./search-thread.js";
 import { SKIPPED_DIRS } from "./walk.js";
 
 const DEFAULT_MAX = 200;
@@ -24,7 +24,7 @@ export const grepTool = defineTool({
   name: "grep",
   description:
     "Search file contents with a JavaScript regular expression, line by line. Prints `path:line: text` for each match. " +
-    `Skips ${[...SKIPPED_DIRS].join(" and ")}, binary files and files over 2 MiB. ` +
+    `Skips ${[...SKIPPED_DIRS].join(" and ")}, binary files, files over 2 MiB and links that lead outside the workspace folders. ` +
     `Stops after maxResults matches (default ${DEFAULT_MAX}); long lines are clipped at ${MAX_LINE_CHARS} characters.`,
   args,
   kind: "search",
@@ -46,7 +46,17 @@ export const grepTool = defineTool({
     const root = absPath(ctx, a.path);
     const max = a.maxResults ?? DEFAULT_MAX;
     const outcome = await runSearch(
-      { kind: "grep", root, cwd: ctx.cwd, source: re.source, flags: re.flags, ...(a.glob ? { glob: a.glob } : {}), maxResults: max },
+      // root itself is what the permission gate judged: a folder outside the session's, once allowed, is searched.
+      {
+        kind: "grep",
+        root,
+        cwd: ctx.cwd,
+        inside: [...ctx.roots, root],
+        source: re.source,
+        flags: re.flags,
+        ...(a.glob ? { glob: a.glob } : {}),
+        maxResults: max,
+      },
       { signal: ctx.signal },
     );
     if (outcome.status === "failed") return failure(fsErrorMessage(outcome.error, show(ctx.cwd, root)));
@@ -56,8 +66,14 @@ export const grepTool = defineTool({
     if (r.more) notes.push(`Stopped after ${max} matches; narrow the pattern, path or glob to see the rest.`);
     if (r.incomplete) notes.push("The folder is too large to search completely; results are partial.");
     if (r.timedOut) notes.push(`The search took longer than ${seconds(outcome.timeLimitMs)} s and was stopped; results are partial.`);
+    const outside = outsideNote(r.outside);
+    if (outside) notes.push(outside);
     let output = r.hits.length ? r.hits.join("\n") : "No matches.";
     if (notes.length) output += `\n\n[${notes.join(" ")}]`;
-    return { output, content: [textContent(output)], rawOutput: { matches: r.hits.length, files: r.files } };
+    return {
+      output,
+      content: [textContent(output)],
+      rawOutput: { matches: r.hits.length, files: r.files, ...(r.outside.count ? { skippedLinks: r.outside.count } : {}) },
+    };
   },
 });

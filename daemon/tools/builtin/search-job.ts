@@ -4,13 +4,14 @@
  * take exponential time and a large tree takes long to read. Plain data in, plain data out, so it
  * crosses the thread boundary as is.
  */
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { basename, relative } from "node:path";
 import { decodeBytes, looksBinary } from "../local-files.js";
-import { displayPath } from "../workspace.js";
+import { openedPath } from "../read-head.js";
+import { displayPath, isInside } from "../workspace.js";
 import { clip, toPosix } from "./common.js";
 import { globToRegExp } from "./glob-match.js";
-import { walkFiles, type WalkState } from "./walk.js";
+import { noteOutside, walkFiles, walkState, type WalkState } from "./walk.js";
 
 export const GREP_MAX_LINE_CHARS = 300;
 export const GREP_MAX_FILE_BYTES = 2 * 1024 * 1024;
@@ -22,6 +23,11 @@ export interface GrepJob {
   root: string;
   /** Paths are shown relative to it. */
   cwd: string;
+  /**
+   * Real paths a file must really lie in to be read (the session's folders, and root, which the
+   * permission gate judged): a link under root that leads elsewhere is skipped and counted.
+   */
+  inside: string[];
   /** RegExp source and flags, already known to compile. */
   source: string;
   flags: string;
@@ -36,6 +42,8 @@ export interface GlobJob {
   kind: "glob";
   root: string;
   cwd: string;
+  /** As GrepJob's: a link leading elsewhere is not listed. */
+  inside: string[];
   /** The glob, relative to root. */
   glob: string;
   deadline: number;
@@ -54,6 +62,13 @@ export interface GrepResult {
   incomplete: boolean;
   /** The deadline passed; what was found so far is returned. */
   timedOut: boolean;
+  outside: SkippedLinks;
+}
+
+/** Links under the root that lead outside `inside`: how many, and the first few as shown. */
+export interface SkippedLinks {
+  count: number;
+  shown: string[];
 }
 
 export interface GlobResult {
@@ -63,6 +78,7 @@ export interface GlobResult {
   count: number;
   incomplete: boolean;
   timedOut: boolean;
+  outside: SkippedLinks;
 }
 
 export type SearchResult = GrepResult | GlobResult;
@@ -111,18 +127,22 @@ function overallDeadline(deadline: number, progress: Int32Array) {
   return clock;
 }
 
+function skippedLinks(state: WalkState, cwd: string): SkippedLinks {
+  return { count: state.outside.count, shown: state.outside.paths.map((p) => displayPath(cwd, p)).sort() };
+}
+
 function grep(job: GrepJob, progress: Int32Array): GrepResult {
   const re = new RegExp(job.source, job.flags);
   const filter = fileFilter(job.glob);
   const hits: string[] = [];
   const files = new Set<string>();
-  const state: WalkState = { incomplete: false };
+  const state = walkState();
   let more = false;
   const clock = overallDeadline(job.deadline, progress);
-  for (const file of walkFiles(job.root, { goOn: clock.goOn }, state)) {
+  for (const file of walkFiles(job.root, { goOn: clock.goOn, inside: job.inside }, state)) {
     if (more || !clock.goOn()) break;
     if (filter && !filter(job.root, file)) continue;
-    const lines = readText(file);
+    const lines = readText(file, job.inside, state);
     if (!lines) continue;
     const shown = displayPath(job.cwd, file);
     matching(progress, true);
@@ -141,31 +161,48 @@ function grep(job: GrepJob, progress: Int32Array): GrepResult {
     matching(progress, false);
     if (clock.timedOut) break;
   }
-  return { kind: "grep", hits, files: files.size, more, incomplete: state.incomplete, timedOut: clock.timedOut };
+  return { kind: "grep", hits, files: files.size, more, incomplete: state.incomplete, timedOut: clock.timedOut, outside: skippedLinks(state, job.cwd) };
 }
 
-/** A searchable file's lines, or undefined for files grep skips (huge, binary, unreadable, not a regular file). */
-function readText(file: string): string[] | undefined {
+/**
+ * A searchable file's lines, or undefined for files grep skips (huge, binary, unreadable, not a
+ * regular file, or really outside `inside`, which is counted in `state`).
+ */
+function readText(file: string, inside: readonly string[], state: WalkState): string[] | undefined {
+  let fd: number;
   try {
-    // A path given to grep itself is not filtered by the walk: a FIFO would block this read and a
-    // device such as /dev/zero would never end it.
-    const st = statSync(file);
-    if (!st.isFile() || st.size > GREP_MAX_FILE_BYTES) return undefined;
-    const bytes = readFileSync(file);
-    if (looksBinary(bytes)) return undefined;
-    return decodeBytes(bytes).text.split("\n");
+    // Non-blocking: a path given to grep itself is not filtered by the walk, and opening a FIFO
+    // would wait for a writer. Nothing is read before the checks on the open file below.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     // Unreadable files (permissions, vanished mid-walk) are simply not searched.
     return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    // A device such as /dev/zero would never end the read.
+    if (!st.isFile() || st.size > GREP_MAX_FILE_BYTES) return undefined;
+    // The file opened, not the path walked: a link put in place since the walk looked is caught here.
+    if (!isInside(openedPath(fd) ?? realpathSync(file), inside)) {
+      noteOutside(state, file);
+      return undefined;
+    }
+    const bytes = readFileSync(fd);
+    if (looksBinary(bytes)) return undefined;
+    return decodeBytes(bytes).text.split("\n");
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
   }
 }
 
 function glob(job: GlobJob, progress: Int32Array): GlobResult {
   const re = globToRegExp(job.glob);
   const found: string[] = [];
-  const state: WalkState = { incomplete: false };
+  const state = walkState();
   const clock = overallDeadline(job.deadline, progress);
-  for (const file of walkFiles(job.root, { goOn: clock.goOn }, state)) {
+  for (const file of walkFiles(job.root, { goOn: clock.goOn, inside: job.inside }, state)) {
     matching(progress, true);
     const hit = re.test(toPosix(relative(job.root, file)));
     matching(progress, false);
@@ -179,5 +216,6 @@ function glob(job: GlobJob, progress: Int32Array): GlobResult {
     count: found.length,
     incomplete: state.incomplete,
     timedOut: clock.timedOut,
+    outside: skippedLinks(state, job.cwd),
   };
 }

@@ -41,7 +41,7 @@ test("the stall bound is about progress: a slow search that keeps moving is not 
   // a line's cost: the thread runs at the lowest priority and may wait for a CPU on a busy machine.
   put("slow.txt", Array.from({ length: 2500 }, (_, i) => (i % 100 === 0 ? `${"x".repeat(16)}y` : `${"x".repeat(16)}z`)).join("\n"));
   const out = await runSearch(
-    { kind: "grep", root: join(f.dir, "slow.txt"), cwd: f.dir, source: "^(x+)+y", flags: "", maxResults: 1000 },
+    { kind: "grep", root: join(f.dir, "slow.txt"), cwd: f.dir, inside: [f.dir], source: "^(x+)+y", flags: "", maxResults: 1000 },
     { signal: new AbortController().signal, stallMs: 1000 },
   );
   assert.equal(out.status, "done");
@@ -51,7 +51,10 @@ test("the stall bound is about progress: a slow search that keeps moving is not 
 
 test("cancelling a search ends it at once and leaves no thread", async () => {
   const abort = new AbortController();
-  const pending = runSearch({ kind: "grep", root: f.dir, cwd: f.dir, source: "(a+)+$", flags: "", maxResults: 10 }, { signal: abort.signal, stallMs: 60_000 });
+  const pending = runSearch(
+    { kind: "grep", root: f.dir, cwd: f.dir, inside: [f.dir], source: "(a+)+$", flags: "", maxResults: 10 },
+    { signal: abort.signal, stallMs: 60_000 },
+  );
   abort.abort();
   assert.deepEqual(await pending, { status: "cancelled" });
   assert.equal(searchWorkersRunning(), 0);
@@ -60,7 +63,7 @@ test("cancelling a search ends it at once and leaves no thread", async () => {
 });
 
 test("a search past its overall deadline stops and says its results are partial", async () => {
-  const out = await runSearch({ kind: "glob", root: f.dir, cwd: f.dir, glob: "**" }, { signal: new AbortController().signal, totalMs: 0 });
+  const out = await runSearch({ kind: "glob", root: f.dir, cwd: f.dir, inside: [f.dir], glob: "**" }, { signal: new AbortController().signal, totalMs: 0 });
   assert.equal(out.status, "done");
   assert.equal(out.status === "done" && out.result.timedOut, true);
 });

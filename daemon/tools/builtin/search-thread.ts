@@ -15,6 +15,7 @@ import {
   type GrepResult,
   type SearchJob,
   type SearchResult,
+  type SkippedLinks,
 } from "./search-job.js";
 import type { WorkerReply } from "./search-worker.js";
 
@@ -135,6 +136,18 @@ export function unfinishedMessage(outcome: Exclude<SearchOutcome, { status: "don
     case "crashed":
       return `The search failed: ${outcome.message}`;
   }
+}
+
+/**
+ * Links under the searched folder that lead outside the session's folders were neither read nor
+ * listed: the model hears how many and a few of their names (inside the workspace), and that
+ * read_file on one asks the user, as any read outside does.
+ */
+export function outsideNote(links: SkippedLinks): string | undefined {
+  if (links.count === 0) return undefined;
+  const more = links.count > links.shown.length ? `, and ${links.count - links.shown.length} more` : "";
+  const what = links.count === 1 ? "1 link that leads" : `${links.count} links that lead`;
+  return `Skipped ${what} outside the workspace folders: ${links.shown.join(", ")}${more}. read_file on one asks the user first.`;
 }
 
 export function seconds(ms: number): string {
