@@ -15,6 +15,7 @@ import { buildSystemPrompt } from "./instructions.js";
 import { checkpointKeys } from "./checkpoints.js";
 import { endOrphanedJobs, jobKeys } from "./job-records.js";
 import { taskKeys } from "./task-transcripts.js";
+import { noSandboxNotice } from "../tools/sandbox-probe.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -115,6 +116,8 @@ export class SessionManager {
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
     const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), prompt.text);
     session.notices.add(...prompt.notices);
+    const sandbox = await this.deps.sandbox();
+    if (!sandbox.available) session.notices.add(noSandboxNotice(sandbox.reason));
     session.providerEnv = input.env;
     this.live.set(record.id, session);
     try {

@@ -77,6 +77,11 @@ export async function probeSandbox(pathVar: string | undefined, platform: NodeJS
   return { available: false, kind: "none", reason: `bubblewrap (${bwrap}) cannot make the sandbox's namespaces here: ${said}` };
 }
 
+/** Said once when a session is created on a machine without a sandbox. */
+export function noSandboxNotice(reason: string): string {
+  return `Commands run WITHOUT a sandbox: ${reason}. They ask and are granted as before, but an approved command can reach everything you can.`;
+}
+
 /** One probe per bwrap search path for the daemon's life: the machine does not change under it. */
 export function sandboxProber(pathVar: string | undefined): () => Promise<SandboxStatus> {
   let pending: Promise<SandboxStatus> | undefined;

@@ -218,6 +218,6 @@ test("bubblewrap missing: the session says so once and why, /status and `reasoni
   await within(20_000, "the turn", agent.prompt(sessionId, "run twice"));
   assert.equal(asked, 1, "asked once; the always-grant covered the second run");
   assert.equal(readFileSync(join(workdir, "made.txt"), "utf8"), "unconfined\n");
-  const texts = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk" && /sandbox/i.test(u.content.text));
+  const texts = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk" && /^\[notice\].*sandbox/i.test(u.content.text));
   assert.equal(texts.length, 1, "the notice was given once");
 });
