@@ -11,6 +11,7 @@ import { compactionBench } from "./compaction.js";
 import { loopLagBench } from "./loop-lag.js";
 import { streamingBench } from "./streaming.js";
 import { scaleBench } from "./scale.js";
+import { sandboxBench } from "./sandbox.js";
 import { table } from "./stats.js";
 
 if (process.argv.includes("--peers")) {
@@ -30,6 +31,8 @@ const lag = await loopLagBench();
 rows.push(...lag.rows);
 const streaming = await streamingBench({ runs: quick ? 3 : 10 });
 rows.push(...streaming.rows);
+const sandbox = await sandboxBench({ pairs: quick ? 20 : 100 });
+rows.push(...sandbox.rows);
 process.stdout.write(`Reasonix ACP benchmarks — node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"})\n\n`);
 process.stdout.write(`${table(rows)}\n`);
 process.stdout.write(`\nPrefix stability: ${prefix.detail}\n`);
@@ -37,3 +40,4 @@ process.stdout.write(`\nCompaction: ${compaction.detail}\n`);
 process.stdout.write(`\nEvent-loop lag: ${lag.detail}\n`);
 process.stdout.write(`\nFifty sessions streaming: ${streaming.detail}\n`);
 process.stdout.write(`\nList and inbox: ${scale.detail}\n`);
+process.stdout.write(`\nCommand sandbox: ${sandbox.detail}\n`);
