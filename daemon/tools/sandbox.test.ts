@@ -129,6 +129,8 @@ test("a failed command whose output says the sandbox stopped it gets a note nami
   assert.match(sandboxStopNote(s, "curl: (6) Could not resolve host: example.com") ?? "", /Could not resolve host/);
   assert.equal(sandboxStopNote(sandboxOf(spec({ roots: ["/w"], network: true })), "curl: (6) Could not resolve host: example.com"), undefined);
   assert.equal(sandboxStopNote(s, "FAIL test/a.test.ts"), undefined);
+  assert.match(sandboxStopNote(s, "/bin/sh: 1: cannot create /tmp/build/x.txt: Directory nonexistent") ?? "", /\/tmp is private to the sandbox/);
+  assert.equal(sandboxStopNote(s, "cat: src/missing.ts: No such file or directory"), undefined);
 });
 
 test("a session's sandbox: none in danger-full-access or without bubblewrap; its /tmp made on first use and removed by dispose", async () => {

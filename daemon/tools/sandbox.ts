@@ -178,9 +178,19 @@ export class SessionSandbox {
 const READ_ONLY = /Read-only file system|EROFS/;
 const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|EAI_AGAIN|ENOTFOUND|Network is unreachable|ENETUNREACH|getaddrinfo/;
 
+const MISSING = ["No such file or directory", "Directory nonexistent"];
+
+/** A line saying a path under /tmp is missing: the host's /tmp is not the sandbox's. */
+function missingInTmp(output: string): string | undefined {
+  for (const line of output.split("\n")) {
+    if (line.includes("/tmp/") && MISSING.some((m) => line.includes(m))) return `${MISSING.find((m) => line.includes(m))}; /tmp is private to the sandbox`;
+  }
+  return undefined;
+}
+
 /** The note a failed command gets when its output looks like the sandbox stopped it; else undefined. */
 export function sandboxStopNote(sandbox: Sandbox, output: string): string | undefined {
-  const cause = READ_ONLY.exec(output)?.[0] ?? (sandbox.spec.network ? undefined : NO_NETWORK.exec(output)?.[0]);
+  const cause = READ_ONLY.exec(output)?.[0] ?? (sandbox.spec.network ? undefined : NO_NETWORK.exec(output)?.[0]) ?? missingInTmp(output);
   if (!cause) return undefined;
   return (
     `[sandbox] This command ran in the ${describeSpec(sandbox.spec)}, and it looks like the sandbox stopped it ("${cause}"). ` +

@@ -50,7 +50,10 @@ export const runCommandTool = defineTool({
     "Stdin is closed, so interactive prompts get end-of-file; pass flags like --yes instead. " +
     "Long output keeps only its beginning and end. Everything the command starts is stopped when it ends, " +
     `times out (default ${DEFAULT_TIMEOUT_S} s) or is cancelled. For a server or anything long-running, pass background: true: ` +
-    "it returns a jobId at once; read its new output with command_output, wait with command_wait, stop it with command_kill.",
+    "it returns a jobId at once; read its new output with command_output, wait with command_wait, stop it with command_kill. " +
+    "Under the read-only and workspace-write permissions commands run in a sandbox: files outside the workspace are read-only " +
+    "(read-only: everything), /tmp is private to this session's commands, other processes are not visible; " +
+    "when the sandbox stops a command, the result says so and outsideSandbox: true asks the user to run it once outside.",
   args,
   kind: "execute",
   title: (a, ctx) =>
