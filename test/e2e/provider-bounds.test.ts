@@ -130,3 +130,22 @@ test("one event of more than 16 Mi characters: the stream is stopped there, with
   assert.equal(answer.stopReason, "max_tokens");
   assert.equal(agent.textOf(sessionId), "Before \n\n[warning] The provider sent one event of more than 16 Mi characters; the stream was stopped.");
 });
+
+test("a ledger of more records than one replay page (256) loads whole and in order", async (t) => {
+  const { agent, model, workdir, spawn } = await world(t);
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  // Each call is three records (tool_call, in_progress, failed): 360 and more in one turn.
+  const calls = Array.from({ length: 120 }, (_, i) => ({ id: `r${i}`, name: "read_file", arguments: { path: `missing-${i}.txt` } }));
+  model.enqueue({ toolCalls: calls }, { content: ["None of them exist."] });
+  await agent.prompt(sessionId, "read them all");
+  const live = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate !== "available_commands_update");
+  assert.ok(live.length > 360, `${live.length} updates`);
+
+  const window = spawn();
+  await window.initialize();
+  await window.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
+  const replay = window.updatesFor(sessionId).filter((u) => u.sessionUpdate !== "available_commands_update");
+  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "read them all" } });
+  assert.deepEqual(replay.slice(1), live);
+});
