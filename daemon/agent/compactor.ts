@@ -6,6 +6,7 @@
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ChatMessage, ChatModel, ToolSpec, Usage } from "../provider/types.js";
+import { describeCut } from "../provider/round-limits.js";
 import {
   compactedHistory,
   compactionTrigger,
@@ -104,7 +105,8 @@ export async function compact(
     if (signal.aborted) return { kind: "cancelled" };
     if (round.usage) port.onUsage(round.usage);
     summary = round.content.trim();
-    if (!summary) error = "the model returned an empty summary";
+    if (round.cut) error = describeCut(round.cut);
+    else if (!summary) error = "the model returned an empty summary";
   } catch (err) {
     if (signal.aborted) return { kind: "cancelled" };
     error = err instanceof Error ? err.message : String(err);

@@ -6,7 +6,7 @@
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { ChatMessage, ChatModel, RoundResult, ToolSpec, Usage } from "../provider/types.js";
 import type { ToolCallRequest } from "../tools/runner.js";
-import { keepCutShort } from "./cut-short.js";
+import { keepCutShort, keepOverBound } from "./cut-short.js";
 
 export type { ToolCallRequest };
 
@@ -56,10 +56,15 @@ export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSig
         throw err;
       }
       if (isAbort(signal)) return "cancelled";
-      if (round.content || round.reasoning || round.toolCalls.length > 0) break;
+      if (round.content || round.reasoning || round.toolCalls.length > 0 || round.cut) break;
     }
     if (!round) return "end_turn";
     if (round.usage) host.onUsage?.(round.usage);
+    // Past a bound of its output the round was stopped: the model's own length limit, in effect.
+    if (round.cut) {
+      keepOverBound(host, round);
+      return "max_tokens";
+    }
 
     const assistant: ChatMessage = { role: "assistant", content: round.content || null };
     if (round.toolCalls.length > 0) {

@@ -17,6 +17,7 @@ export interface CustomCommand {
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+const KEY = /^[A-Za-z][\w-]*$/;
 
 /** A command file larger than this is not a command (the project may come from anywhere). */
 export const MAX_COMMAND_BYTES = 256 * 1024;
@@ -58,11 +59,14 @@ export function parseFrontMatter(text: string): { meta: Record<string, string>; 
   if (!m) return { meta: {}, body: text };
   const meta: Record<string, string> = {};
   for (const line of m[1]!.split(/\r?\n/)) {
-    const kv = /^([A-Za-z][\w-]*)\s*:\s*(.*)$/.exec(line);
-    if (!kv) continue;
-    let value = kv[2]!.trim();
+    // Split at the first colon, not with /^(key)\s*:\s*(.*)$/: over a file's text that pattern tried
+    // every split of a blank run between \s* and .* (a second for 32 000 spaces before a U+2028).
+    const colon = line.indexOf(":");
+    const key = line.slice(0, Math.max(0, colon)).trimEnd();
+    if (colon < 0 || !KEY.test(key)) continue;
+    let value = line.slice(colon + 1).trim();
     if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
-    meta[kv[1]!.toLowerCase()] = value;
+    meta[key.toLowerCase()] = value;
   }
   return { meta, body: text.slice(m[0].length) };
 }

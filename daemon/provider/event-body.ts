@@ -9,6 +9,7 @@
 import type { Readable } from "node:stream";
 import { rawBody } from "./node-fetch.js";
 import { SseParser, type SseEvent } from "./sse.js";
+import { MAX_EVENT_CHARS } from "./round-limits.js";
 
 const HEAD_CHARS = 4096;
 
@@ -23,7 +24,7 @@ export interface EventBody {
 export function eventBody(response: Response, inStreamError: (error: object) => Error): EventBody {
   let done = false;
   let head = "";
-  const parser = new SseParser();
+  const parser = new SseParser(MAX_EVENT_CHARS);
   const feed = (text: string, events: SseEvent[], onChunk: (chunk: unknown) => void): void => {
     if (head.length < HEAD_CHARS) head = (head + text).slice(0, HEAD_CHARS);
     for (const ev of events) {

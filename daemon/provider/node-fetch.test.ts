@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
-import { nodeFetch, rawBody } from "./node-fetch.js";
+import { MAX_WHOLE_BODY_BYTES, nodeFetch, rawBody } from "./node-fetch.js";
 
 async function server(t: { after(fn: () => void): void }, handle: (path: string, res: ServerResponse, body: string) => void): Promise<string> {
   const s = createServer((req, res) => {
@@ -49,6 +49,29 @@ test("an error answer is read whole into an ordinary Response", async (t) => {
   assert.equal(response.status, 429);
   assert.equal(rawBody(response), undefined);
   assert.deepEqual(await response.json(), { error: { message: "slow down" } });
+});
+
+test("an answer read whole keeps its first 8 MiB; the rest is not read", async (t) => {
+  let closed: Promise<unknown> | undefined;
+  const base = await server(t, (_path, res) => {
+    res.writeHead(500, { "content-type": "text/html" });
+    closed = once(res, "close");
+    // 64 MiB if it were all read; written as the socket takes it.
+    const piece = "x".repeat(1024 * 1024);
+    let left = 64;
+    const more = (): void => {
+      while (left > 0 && !res.destroyed) {
+        left--;
+        if (!res.write(piece)) return void res.once("drain", more);
+      }
+      res.end();
+    };
+    more();
+  });
+  const response = await nodeFetch(`${base}/x`, { method: "POST", body: "{}" });
+  assert.equal(response.status, 500);
+  assert.equal((await response.text()).length, MAX_WHOLE_BODY_BYTES);
+  await closed;
 });
 
 test("aborting mid-stream closes the connection and errors the stream", async (t) => {

@@ -4,14 +4,18 @@
  * Response carries no body and `rawBody()` hands the reader the socket's own stream, so each
  * network read costs one 'data' event instead of undici's web-stream machinery, which was a
  * quarter of the daemon's CPU per chunk with 50 sessions streaming. Anything else (error answers,
- * JSON) is read whole into an ordinary Response. Failures look as undici's do to the SDK: a
- * TypeError "fetch failed" with the cause, an AbortError when the signal fires.
+ * JSON) is read whole into an ordinary Response, up to MAX_WHOLE_BODY_BYTES: the provider is
+ * untrusted, and a gigabyte error page must not become a gigabyte in the daemon. Failures look as
+ * undici's do to the SDK: a TypeError "fetch failed" with the cause, an AbortError when the signal fires.
  */
 import type { IncomingMessage } from "node:http";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+
+/** A body read whole keeps at most this much (error answers are a few hundred bytes); the connection is closed past it. */
+export const MAX_WHOLE_BODY_BYTES = 8 * 1024 * 1024;
 
 const bodies = new WeakMap<Response, Readable>();
 const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
@@ -75,13 +79,29 @@ export async function nodeFetch(input: string | URL | Request, init: RequestInit
         return;
       }
       const chunks: Buffer[] = [];
+      let size = 0;
+      let done = false;
       const body = decoded(res);
-      body.on("data", (c: Buffer) => chunks.push(c));
-      body.on("end", () => {
+      const finish = (): void => {
+        if (done) return;
+        done = true;
         const empty = status === 204 || status === 304 || init.method === "HEAD";
-        resolve(new Response(empty ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? "", headers: h }));
+        resolve(new Response(empty ? null : Buffer.concat(chunks, size), { status, statusText: res.statusMessage ?? "", headers: h }));
+      };
+      body.on("data", (c: Buffer) => {
+        if (done) return;
+        const room = MAX_WHOLE_BODY_BYTES - size;
+        chunks.push(c.length > room ? c.subarray(0, room) : c);
+        size += Math.min(c.length, room);
+        if (c.length < room) return;
+        // Its start says what it is; the rest is not read.
+        finish();
+        res.destroy();
       });
-      body.on("error", (err) => reject(new TypeError("fetch failed", { cause: err })));
+      body.on("end", finish);
+      body.on("error", (err) => {
+        if (!done) reject(new TypeError("fetch failed", { cause: err }));
+      });
     });
     const onAbort = (): void => {
       req.destroy(abortError());

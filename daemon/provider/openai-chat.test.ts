@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { describeProviderError, NO_ANSWER, normaliseUsage, RoundAccumulator, wellFormed } from "./openai-chat.js";
+import { MAX_TOOL_CALLS, ROUND_LIMITS } from "./round-limits.js";
 
 test("accumulates reasoning, content and streamed tool-call pieces", () => {
   const acc = new RoundAccumulator();
@@ -75,4 +76,45 @@ test("two user messages in a row get a note between them, inserted so each reque
     ]).length,
     3,
   );
+});
+
+test("each part of a round is bounded: past it nothing more is taken and the round says where it was cut", () => {
+  const piece = "x".repeat(1024 * 1024);
+  const thinking = new RoundAccumulator();
+  for (let i = 0; i < 4; i++) assert.equal(thinking.add({ choices: [{ delta: { reasoning_content: piece } }] }).length, 1);
+  assert.equal(thinking.cut, undefined, "exactly at the bound is within it");
+  assert.deepEqual(thinking.add({ choices: [{ delta: { reasoning_content: "y", content: "z" } }] }), []);
+  assert.deepEqual(thinking.add({ choices: [{ delta: { content: "after" } }] }), [], "nothing after the cut");
+  const r = thinking.result();
+  assert.deepEqual(r.cut, { part: "reasoning", limit: ROUND_LIMITS.reasoning });
+  assert.equal(r.reasoning.length, 4 * piece.length);
+  assert.equal(r.content, "");
+
+  // Bytes, not characters: three bytes each in UTF-8, so the second million passes 4 MiB.
+  const text = new RoundAccumulator();
+  const wide = "字".repeat(1024 * 1024);
+  assert.deepEqual(
+    text.add({ choices: [{ delta: { reasoning_content: "ok", content: wide } }] }).map((d) => d.kind),
+    ["thought", "text"],
+  );
+  assert.equal(text.add({ choices: [{ delta: { content: wide } }] }).length, 0);
+  assert.deepEqual(text.result().cut, { part: "text", limit: ROUND_LIMITS.text });
+  assert.equal(text.result().content.length, wide.length);
+
+  const args = new RoundAccumulator();
+  args.add({ choices: [{ delta: { tool_calls: [{ index: 0, id: "c1", function: { name: "write_file", arguments: piece.repeat(3) } }] } }] });
+  args.add({ choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] } }] });
+  assert.deepEqual(args.result().cut, { part: "arguments", limit: ROUND_LIMITS.arguments });
+  assert.equal(args.result().toolCalls[0]!.arguments.length, 3 * piece.length);
+
+  const calls = new RoundAccumulator();
+  calls.add({ choices: [{ delta: { tool_calls: [{ index: 4_294_967_294, function: { name: "x", arguments: "{}" } }] } }] });
+  assert.deepEqual(calls.result(), {
+    content: "",
+    reasoning: "",
+    toolCalls: [],
+    finishReason: null,
+    usage: undefined,
+    cut: { part: "calls", limit: MAX_TOOL_CALLS },
+  });
 });

@@ -11,6 +11,7 @@ import { DEFAULT_RETRY_POLICY, describeFault, type Fault, type RetryPolicy } fro
 import { classify, streamRound } from "./round-stream.js";
 import { nodeFetch } from "./node-fetch.js";
 import { eventBody } from "./event-body.js";
+import { MAX_TOOL_CALLS, ROUND_LIMITS, type RoundCut } from "./round-limits.js";
 
 let sdk: Promise<typeof import("openai")> | undefined;
 const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
@@ -39,11 +40,26 @@ export class RoundAccumulator {
   reasoning = "";
   finishReason: string | null = null;
   usage: Usage | undefined;
+  /** Set when a part passed its bound (round-limits.ts): nothing more is taken, the stream is to stop. */
+  cut: RoundCut | undefined;
   private readonly calls: Array<{ id: string; name: string; arguments: string }> = [];
+  private readonly spent = { reasoning: 0, text: 0, arguments: 0 };
 
-  /** Returns the user-visible deltas in this chunk, in order. */
+  /** Counts `piece` against its part's bound; false (and `cut` set) when it would pass it. */
+  private spend(part: keyof typeof ROUND_LIMITS, piece: string): boolean {
+    const total = this.spent[part] + Buffer.byteLength(piece);
+    if (total > ROUND_LIMITS[part]) {
+      this.cut = { part, limit: ROUND_LIMITS[part] };
+      return false;
+    }
+    this.spent[part] = total;
+    return true;
+  }
+
+  /** Returns the user-visible deltas in this chunk, in order; none once the round was cut. */
   add(chunk: unknown): Delta[] {
     const out: Delta[] = [];
+    if (this.cut) return out;
     const c = chunk as {
       choices?: Array<{
         delta?: {
@@ -60,19 +76,29 @@ export class RoundAccumulator {
       const d = choice.delta ?? {};
       const thought = d.reasoning_content ?? d.reasoning;
       if (thought) {
+        if (!this.spend("reasoning", thought)) return out;
         this.reasoning += thought;
         out.push({ kind: "thought", text: thought });
       }
       if (d.content) {
+        if (!this.spend("text", d.content)) return out;
         this.content += d.content;
         out.push({ kind: "text", text: d.content });
       }
       for (const tc of d.tool_calls ?? []) {
         const i = tc.index ?? this.calls.length;
+        // The index is the provider's word: 4 294 967 294 would make a sparse array walked to its length.
+        if (!Number.isInteger(i) || i < 0 || i >= MAX_TOOL_CALLS) {
+          this.cut = { part: "calls", limit: MAX_TOOL_CALLS };
+          return out;
+        }
+        const name = tc.function?.name ?? "";
+        const args = tc.function?.arguments ?? "";
+        if (!this.spend("arguments", name + args)) return out;
         const call = (this.calls[i] ??= { id: "", name: "", arguments: "" });
         if (tc.id) call.id = tc.id;
-        if (tc.function?.name) call.name += tc.function.name;
-        if (tc.function?.arguments) call.arguments += tc.function.arguments;
+        call.name += name;
+        call.arguments += args;
       }
       if (choice.finish_reason) this.finishReason = choice.finish_reason;
     }
@@ -87,6 +113,7 @@ export class RoundAccumulator {
       toolCalls: this.calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${i}` })),
       finishReason: this.finishReason,
       usage: this.usage,
+      ...(this.cut ? { cut: this.cut } : {}),
     };
   }
 }

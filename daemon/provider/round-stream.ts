@@ -8,9 +8,13 @@
 import { backoffMs, type Fault, ProviderFault, type RetryPolicy, retryAfterMs, retryKind, seconds } from "./faults.js";
 import type { Delta, RoundResult } from "./types.js";
 import type { EventBody } from "./event-body.js";
+import { SseEventTooLarge } from "./sse.js";
+import type { RoundCut } from "./round-limits.js";
 
 export interface Accumulator {
   readonly finishReason: string | null;
+  /** A part passed its bound: the stream is stopped and the round ends with what came before. */
+  readonly cut: RoundCut | undefined;
   add(chunk: unknown): Delta[];
   result(): RoundResult;
 }
@@ -28,6 +32,9 @@ export interface RoundCall {
   /** A fault in one redacted sentence. */
   say(f: Fault): string;
 }
+
+/** Thrown out of the body's reader to stop reading: the round passed a bound. */
+class RoundStopped extends Error {}
 
 class TryFailed extends Error {
   constructor(
@@ -104,6 +111,7 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
         shown = true;
         onDelta(d);
       }
+      if (acc.cut) throw new RoundStopped();
     });
     if (signal.aborted) return acc.result();
     // Judged by what came, not by its label: some gateways send a good event stream as text/plain.
@@ -115,6 +123,9 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
     return acc.result();
   } catch (err) {
     if (err instanceof TryFailed) throw err;
+    // A bound passed is not a fault: the round ends with what came up to it (and the request is aborted below).
+    if (acc.cut) return acc.result();
+    if (err instanceof SseEventTooLarge) return { ...acc.result(), cut: { part: "event", limit: err.limit } };
     if (signal.aborted) throw signal.reason ?? err;
     throw fail(classify(err, responded));
   } finally {

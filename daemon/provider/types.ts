@@ -1,3 +1,5 @@
+import type { RoundCut } from "./round-limits.js";
+
 /** One message of the model conversation, in the OpenAI chat shape. */
 export interface ChatMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -26,6 +28,8 @@ export interface RoundResult {
   toolCalls: Array<{ id: string; name: string; arguments: string }>;
   finishReason: string | null;
   usage: Usage | undefined;
+  /** The round passed a bound of round-limits.ts and was stopped there: its tool calls must not run. */
+  cut?: RoundCut;
 }
 
 /** `notice`: the agent's own word to the user mid-round (a retry), shown as message text. */

@@ -8,6 +8,8 @@ import type { ClientPort } from "./types.js";
 import { updatesOf } from "./ledger-join.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
+/** Ledger records read at once: at most 64 KiB of chunks each, so a page stays a few MiB however long the session. */
+const REPLAY_PAGE = 256;
 
 const span = ([a, b]: [number, number]): string => (a === b ? `${a}` : `${a}–${b}`);
 
@@ -17,7 +19,9 @@ export async function replayLedger(state: SessionState, store: Store, port: Clie
   const missing: Array<[number, number]> = [];
   for (;;) {
     await state.flush();
-    const entries = await state.ledgerFrom(sent + 1);
+    let entries = await state.ledgerFrom(sent + 1, REPLAY_PAGE);
+    // Damaged values are left out of a page: one of nothing else reads as empty, so read on without a limit.
+    if (entries.length === 0 && sent < state.record.lastSeq) entries = await state.ledgerFrom(sent + 1);
     let progressed = false;
     for (const { value } of entries) {
       if (value.seq <= sent) continue;

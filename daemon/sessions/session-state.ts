@@ -179,9 +179,9 @@ export class SessionState {
     }
   }
 
-  /** Ledger entries from `fromSeq` on, as stored. */
-  ledgerFrom(fromSeq: number): Promise<Array<{ key: string; value: LedgerEntry }>> {
-    return this.store.range<LedgerEntry>(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq) });
+  /** Ledger entries from `fromSeq` on, as stored; at most `limit` keys' worth. */
+  ledgerFrom(fromSeq: number, limit?: number): Promise<Array<{ key: string; value: LedgerEntry }>> {
+    return this.store.range<LedgerEntry>(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq), ...(limit ? { limit } : {}) });
   }
 
   private put(key: string, value: unknown): void {

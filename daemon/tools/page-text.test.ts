@@ -22,3 +22,8 @@ test("plain text and JSON pass through; other types are refused; a cancelled con
   assert.deepEqual(image, { ok: false, reason: "the response is image/png, not a text page; web_fetch returns HTML and text only" });
   await assert.rejects(pageText("text/html", Buffer.from("<p>x</p>"), "https://x/", AbortSignal.abort()), /cancelled/);
 });
+
+test("a page of 300 KB of `<title` repeated converts on the worker: no title, no text", { timeout: 20_000 }, async () => {
+  const r = await pageText("text/html", Buffer.from("<title".repeat(50_000)), "https://x/", live);
+  assert.deepEqual(r, { ok: true, text: "", title: undefined, html: true });
+});

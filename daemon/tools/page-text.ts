@@ -17,8 +17,8 @@ const WORKER_URL = new URL("./page-worker.js", import.meta.url);
 export const CONVERT_TIMEOUT_MS = 20_000;
 const WORKER_HEAP_MB = 256;
 
-/** HTML to Markdown on a thread of its own, ended on cancel or after CONVERT_TIMEOUT_MS. */
-export function htmlToMarkdown(html: string, base: string, signal: AbortSignal): Promise<string> {
+/** HTML to Markdown, and the page's title, on a thread of its own, ended on cancel or after CONVERT_TIMEOUT_MS. */
+export function htmlToMarkdown(html: string, base: string, signal: AbortSignal): Promise<{ markdown: string; title: string | undefined }> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_URL, { workerData: { html, base }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
     const finish = (settle: () => void): void => {
@@ -30,7 +30,9 @@ export function htmlToMarkdown(html: string, base: string, signal: AbortSignal):
     const onAbort = (): void => finish(() => reject(new Error("cancelled")));
     const timer = setTimeout(() => finish(() => reject(new Error(`converting the page took longer than ${CONVERT_TIMEOUT_MS / 1000} s`))), CONVERT_TIMEOUT_MS);
     signal.addEventListener("abort", onAbort, { once: true });
-    worker.once("message", (reply: PageWorkerReply) => finish(() => (reply.ok ? resolve(reply.markdown) : reject(new Error(reply.message)))));
+    worker.once("message", (reply: PageWorkerReply) =>
+      finish(() => (reply.ok ? resolve({ markdown: reply.markdown, title: reply.title }) : reject(new Error(reply.message)))),
+    );
     worker.once("error", (err) => finish(() => reject(err)));
     worker.once("exit", (code) => finish(() => reject(new Error(`the page converter stopped (exit ${code})`))));
     if (signal.aborted) onAbort();
@@ -44,11 +46,6 @@ function charsetOf(contentType: string, body: Buffer, html: boolean): string {
   return iconv.encodingExists(name) ? name : "utf-8";
 }
 
-export function titleOf(html: string): string | undefined {
-  const t = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1]?.replace(/\s+/g, " ").trim();
-  return t || undefined;
-}
-
 export type PageText = { ok: true; text: string; title: string | undefined; html: boolean } | { ok: false; reason: string };
 
 export async function pageText(contentType: string, body: Buffer, url: string, signal: AbortSignal): Promise<PageText> {
@@ -57,6 +54,6 @@ export async function pageText(contentType: string, body: Buffer, url: string, s
   if (!html && !TEXT.test(mime)) return { ok: false, reason: `the response is ${mime}, not a text page; web_fetch returns HTML and text only` };
   const text = iconv.decode(body, charsetOf(contentType, body, html));
   if (!html) return { ok: true, text, title: undefined, html };
-  const markdown = (await htmlToMarkdown(text, url, signal)).replace(/\n{3,}/g, "\n\n").trim();
-  return { ok: true, text: markdown, title: titleOf(text), html };
+  const { markdown, title } = await htmlToMarkdown(text, url, signal);
+  return { ok: true, text: markdown, title, html };
 }

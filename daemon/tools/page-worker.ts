@@ -2,12 +2,14 @@
  * The HTML-to-Markdown thread's entry: one page from workerData, one message back, then the thread
  * ends. Turndown parses and walks the whole document synchronously (about a second for a few hundred
  * KiB), which must not hold the daemon's event loop; page-text.ts terminates the thread on cancel
- * or when it runs too long.
+ * or when it runs too long. Everything else that reads the page's text (its title, the blank-line
+ * cleanup) runs here too: nothing of a fetched page meets a pattern on the daemon's loop.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import TurndownService from "turndown";
+import { titleOf } from "./page-title.js";
 
-export type PageWorkerReply = { ok: true; markdown: string } | { ok: false; message: string };
+export type PageWorkerReply = { ok: true; markdown: string; title: string | undefined } | { ok: false; message: string };
 
 const { html, base } = workerData as { html: string; base: string };
 
@@ -28,12 +30,16 @@ function convert(): string {
       return content.trim() ? `[${content.trim()}](${abs})` : "";
     },
   });
-  return service.turndown(html);
+  // \n{3,} matches a run or fails within three characters: linear.
+  return service
+    .turndown(html)
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
 }
 
 let reply: PageWorkerReply;
 try {
-  reply = { ok: true, markdown: convert() };
+  reply = { ok: true, markdown: convert(), title: titleOf(html) };
 } catch (err) {
   reply = { ok: false, message: err instanceof Error ? err.message : String(err) };
 }

@@ -184,8 +184,11 @@ test("a window that stops reading does not hold up the other; the daemon drops i
   }
 
   const chunk = "x".repeat(4 * 1024);
-  const n = 3000; // ~12 MiB to each window at a fast model's pace (2 MB/s), past the 5 MiB a window may fall behind
-  model.enqueue({ content: Array.from({ length: n }, (_, i) => `${i}:${chunk}\n`), chunkDelayMs: 2 });
+  // ~8 MiB to each window at a fast model's pace (2 MB/s), past the 5 MiB a window may fall behind:
+  // just under 4 MiB of reasoning and as much answer, the most one round may bring of each.
+  const n = 1000;
+  const pieces = Array.from({ length: n }, (_, i) => `${i}:${chunk}\n`);
+  model.enqueue({ reasoning: pieces, content: pieces, chunkDelayMs: 2 });
   const result = await within(60_000, "fast window's prompt", a.prompt(sessionId, "flood"));
   assert.equal(result.stopReason, "end_turn");
   const chunks = a.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk");

@@ -1,6 +1,6 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -94,4 +94,89 @@ test("web_fetch without the allowance refuses loopback, by address and by name a
   assert.deepEqual(hits, [], "nothing reached the server");
   const asked = agent.agentRequests.filter((r) => r.method === "session/request_permission").map((r) => r.params.toolCall.title);
   assert.deepEqual(asked, [`Fetch ${base}/docs`, `Fetch http://localhost:${port}/docs`], "no question about the file URL");
+});
+
+/** GET over the daemon's Unix socket; resolves with the status and how long the answer took. */
+function timedGet(socketPath: string, path: string): Promise<{ status: number; ms: number }> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path, method: "GET" }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+test("a fetched page of 300 KB of `<title`: the daemon stays live (/livez, another window's stream) and the page comes back without a title", async (t) => {
+  const bomb = "<title".repeat(50_000);
+  const server = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(bomb));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bomb`;
+  const { agent, model, workdir, spawn, home } = await world(t, {
+    connector: "process",
+    prepare: (dir) => writeFileSync(join(dir, "config.json"), JSON.stringify({ webFetch: { allowPrivateNetwork: true } })),
+  });
+  const other = spawn();
+  await Promise.all([agent.initialize(), other.initialize()]);
+  const { sessionId: fetcher } = await agent.newSession(workdir);
+  const { sessionId: talker } = await other.newSession(workdir);
+
+  // The talker streams for far longer than the fetch may take; it is cancelled once the fetch is over.
+  model.enqueue(
+    { content: Array.from({ length: 6000 }, (_, i) => `word${i} `), chunkDelayMs: 5 },
+    { toolCalls: [{ id: "fetch-1", name: "web_fetch", arguments: { url } }] },
+    { content: ["Nothing there."] },
+  );
+  const arrivals: number[] = [];
+  other.child.stdout!.on("data", (chunk: Buffer) => {
+    const text = chunk.toString("utf8");
+    if (text.includes(talker) && text.includes("agent_message_chunk")) arrivals.push(performance.now());
+  });
+  const talking = other.prompt(talker, "talk for a while");
+  await other.waitForUpdate((u) => u.sessionId === talker && u.update.sessionUpdate === "agent_message_chunk");
+
+  const fetching = agent.prompt(fetcher, "fetch it");
+  const call = await agent.waitForUpdate((u) => u.sessionId === fetcher && u.update.sessionUpdate === "tool_call");
+  const started = performance.now();
+  const socketPath = join(home.dir, "run", "daemon.sock");
+  const livez: number[] = [];
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      const got = await timedGet(socketPath, "/livez");
+      assert.equal(got.status, 200);
+      livez.push(got.ms);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const done = await agent.waitForUpdate(
+    (u) => u.sessionId === fetcher && u.update.toolCallId === call.update.toolCallId && (u.update.status === "completed" || u.update.status === "failed"),
+    120_000,
+  );
+  const ended = performance.now();
+  polling = false;
+  await poller;
+  assert.equal((await fetching).stopReason, "end_turn");
+  const afterFetch = other.updates.length;
+  await other.waitForUpdate((u) => u.sessionId === talker && u.update.sessionUpdate === "agent_message_chunk", 10_000, afterFetch);
+  await other.cancel(talker);
+  assert.equal((await talking).stopReason, "cancelled");
+
+  let longest = 0;
+  for (let i = 1; i < arrivals.length; i++) {
+    if (arrivals[i]! < started || arrivals[i - 1]! > ended) continue;
+    longest = Math.max(longest, arrivals[i]! - arrivals[i - 1]!);
+  }
+  const slowest = Math.max(...livez);
+  t.diagnostic(
+    `during the fetch (${(ended - started).toFixed(0)} ms): longest gap in the other window's stream ${longest.toFixed(1)} ms; ` +
+      `slowest of ${livez.length} /livez answers ${slowest.toFixed(1)} ms`,
+  );
+  assert.equal(done.update.status, "completed");
+  assert.equal(toolResults(model)[0], `URL: ${url}\n\n`, "no title, and nothing of the page is text");
+  assert.ok(longest < 1500, `the other window's stream stalled for ${longest.toFixed(0)} ms`);
+  assert.ok(slowest < 1000, `/livez took ${slowest.toFixed(0)} ms to answer`);
 });

@@ -305,3 +305,40 @@ test("cutShort ends the stream cleanly with no finish_reason and no [DONE]; body
   controller.abort();
   await assert.rejects(waiting, /abort/i);
 });
+
+test("generate streams N pieces of a given size into reasoning, content or a tool call's arguments", async () => {
+  model.enqueue({ reasoning: ["first "], generate: { part: "reasoning", chunks: 200, size: 1000 } });
+  const thought = await collect(await streamRequest("think a lot"));
+  assert.equal(thought.reasoning, `first ${"x".repeat(200_000)}`);
+  assert.equal(thought.finishReason, "stop");
+
+  model.enqueue({ generate: { part: "content", chunks: 3, size: 5 } });
+  assert.equal((await collect(await streamRequest("say a lot"))).content, "xxxxxxxxxxxxxxx");
+
+  model.enqueue({ generate: { part: "arguments", chunks: 4, size: 2, name: "write_file" } });
+  const call = await collect(await streamRequest("write a lot"));
+  assert.equal(call.toolCalls.length, 1);
+  assert.equal(call.toolCalls[0]!.name, "write_file");
+  assert.equal(call.toolCalls[0]!.arguments, `{"content":"${"x".repeat(8)}`);
+});
+
+test("a generated stream stops writing once the client goes away", async () => {
+  const abortedBefore = model.aborted;
+  let sent = 0;
+  // 64 GiB if it never stopped: it must stop at the client's abort, held back by the socket meanwhile.
+  model.enqueue({ generate: { part: "reasoning", chunks: 1_000_000, size: 64 * 1024 }, onSent: (n) => (sent = n + 1) });
+  const controller = new AbortController();
+  const stream = await streamRequest("runaway", controller.signal);
+  let received = 0;
+  await (async () => {
+    for await (const chunk of stream) {
+      received += (chunk.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content?.length ?? 0;
+      if (received >= 4 * 1024 * 1024) controller.abort();
+    }
+  })().catch(() => undefined);
+  await waitFor(() => model.aborted === abortedBefore + 1);
+  const atAbort = sent;
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(sent, atAbort, "nothing written after the client left");
+  assert.ok(sent < 1000, `only what the socket took was written (${sent} pieces)`);
+});

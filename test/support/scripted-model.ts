@@ -52,6 +52,13 @@ export interface ScriptedReply {
   dropConnection?: boolean;
   /** send the given chunks, then an in-stream `data: {"error": ...}` event and end (provider overload) */
   streamError?: unknown;
+  /**
+   * after the listed pieces, stream `chunks` more pieces of `size` characters each into `part`
+   * (for "arguments": one more tool call, named `name`, default write_file, whose arguments never
+   * close), made on the fly: a runaway model of any size without holding its output. Writes wait
+   * for the socket to drain and stop when the client goes away.
+   */
+  generate?: { part: "reasoning" | "content" | "arguments"; chunks: number; size: number; name?: string };
   /** reply with this HTTP error status instead of a completion (e.g. 400, 401, 429, 500) */
   status?: number;
   /** JSON body for `status`; default an OpenAI-style `{error:{message,type,param,code}}` */
@@ -345,7 +352,8 @@ export class ScriptedModel {
       if (first) dueAt = performance.now();
       else await pause();
       if (clientGone || res.destroyed) return false;
-      res.write(`data: ${data}\n\n`);
+      // Backpressure: a generated stream of hundreds of MiB must not pile up in this process.
+      if (!res.write(`data: ${data}\n\n`)) await drained(res);
       reply.onSent?.(sent++);
       return true;
     };
@@ -360,6 +368,28 @@ export class ScriptedModel {
         await reply.holdUntil;
         if (clientGone || res.destroyed) return;
       }
+    }
+
+    if (reply.generate) {
+      const { part, chunks, size } = reply.generate;
+      const piece = "x".repeat(size);
+      const index = toolCalls.length;
+      if (part === "arguments") {
+        const open = {
+          tool_calls: [
+            { index, id: `call_generated_${index}`, type: "function", function: { name: reply.generate.name ?? "write_file", arguments: '{"content":"' } },
+          ],
+        };
+        if (!(await write(JSON.stringify(chunk(open)), false))) return;
+      }
+      const delta =
+        part === "reasoning"
+          ? { content: null, reasoning_content: piece }
+          : part === "content"
+            ? { content: piece }
+            : { tool_calls: [{ index, function: { arguments: piece } }] };
+      const event = JSON.stringify(chunk(delta));
+      for (let i = 0; i < chunks; i++) if (!(await write(event, false))) return;
     }
 
     if (reply.hang) {
@@ -504,6 +534,19 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
+  });
+}
+
+/** Until the socket takes more, or closes. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
   });
 }
 

@@ -19,7 +19,8 @@ function stateLine(r: JobRead): string {
 }
 
 function report(r: JobRead, first: string = stateLine(r)): string {
-  const out = r.output.replace(/\s+$/, "");
+  // trimEnd, not /\s+$/: that pattern retries from every blank of a long run that does not end the text.
+  const out = r.output.trimEnd();
   const lines = [first];
   if (r.dropped > 0) lines.push(`[${r.dropped} earlier bytes of output were dropped unread]`);
   lines.push(out ? `New output:\n${out}` : "(no new output)");

@@ -12,6 +12,9 @@ export function hasMagic(s: string): boolean {
 export function globToRegExp(glob: string): RegExp {
   let re = "";
   let braces = 0;
+  // No "]" at or after this index: a "[" past it is a plain character without another search
+  // (one search per "[" would make a long run of them quadratic).
+  let noCloseFrom = glob.length;
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;
     if (c === "*") {
@@ -39,8 +42,9 @@ export function globToRegExp(glob: string): RegExp {
       braces--;
       re += ")";
     } else if (c === "[") {
-      const end = glob.indexOf("]", i + 2);
+      const end = i + 2 < noCloseFrom ? glob.indexOf("]", i + 2) : -1;
       if (end < 0) {
+        noCloseFrom = Math.min(noCloseFrom, i + 2);
         re += "\\[";
         continue;
       }

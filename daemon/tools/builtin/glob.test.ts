@@ -42,6 +42,15 @@ test("globToRegExp: **, *, ?, braces, classes, escapes", () => {
   assert.throws(() => globToRegExp("{a,b"), /unclosed/);
 });
 
+test("globToRegExp over unclosed [ runs completes: they are plain characters", { timeout: 10_000 }, () => {
+  // One search for "]" per "[" scanned the rest of the pattern each time: 8 s for a million.
+  const re = globToRegExp(`${"[".repeat(20_000)}x`);
+  assert.equal(re.test(`${"[".repeat(20_000)}x`), true);
+  assert.equal(re.test("x"), false);
+  assert.equal(globToRegExp("[[ab]c").test("ac"), true, "a later ] still closes a class");
+  assert.equal(globToRegExp("[".repeat(1_000_000)).source.length, 2_000_002, "a million, each escaped");
+});
+
 test("splitGlob moves literal leading folders into the root", () => {
   assert.deepEqual(splitGlob("src/lib/**/*.ts"), { prefix: "src/lib", rest: "**/*.ts" });
   assert.deepEqual(splitGlob("*.ts"), { prefix: "", rest: "*.ts" });

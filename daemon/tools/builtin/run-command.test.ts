@@ -72,3 +72,15 @@ test("long output reaches the model bounded", async () => {
   assert.ok(r.output.endsWith("\n20000"));
   assert.ok(r.output.length < 34 * 1024);
 });
+
+test("trailing blanks are trimmed in linear time: 1 MiB of spaces before the last word, and after it", { timeout: 10_000 }, async () => {
+  // /\s+$/ retried from each of these spaces to the end of the run: minutes for a MiB.
+  const spaces = " ".repeat(1024 * 1024);
+  const editorTerminal: CommandRunner = {
+    async run() {
+      return { exitCode: 0, signal: null, output: `${spaces}x${spaces}\n\t`, truncated: false, timedOut: false, cancelled: false, terminalId: "term-8" };
+    },
+  };
+  const r = await call(runCommandTool, { command: "make" }, { ...f.ctx, commands: editorTerminal });
+  assert.equal(r.output, `Exit code: 0\nOutput:\n${spaces}x`);
+});
