@@ -70,6 +70,8 @@ test("in workspace-write a command writes its roots and /tmp, nothing outside, n
   const s = spec({ roots: [d.root], hidden: [d.hidden], tmp: d.tmp });
   const r = await sh(
     [
+      // One stream, in order: a failed redirection's complaint comes from the shell itself.
+      "exec 2>&1",
       "echo inside > made.txt && echo made",
       `echo x > ${d.outside}/new.txt 2>&1 || echo outside-refused`,
       "echo x >> .git/config 2>&1 || echo git-refused",

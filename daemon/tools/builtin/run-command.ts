@@ -21,13 +21,7 @@ const args = z.object({
     .boolean()
     .optional()
     .describe("Start it as a background job and return at once with its jobId (servers, watchers, long builds); no timeout applies."),
-  outsideSandbox: z
-    .boolean()
-    .optional()
-    .describe(
-      "Ask the user to run this once outside the sandbox. Only after the sandbox stopped it (the result says so): " +
-        "the user is always asked, and may refuse.",
-    ),
+  outsideSandbox: z.boolean().optional().describe("After the sandbox stopped this command: ask the user to run it once outside the sandbox."),
 });
 
 function report(r: CommandResult, timeoutS: number): string {
@@ -52,9 +46,8 @@ export const runCommandTool = defineTool({
     "Long output keeps only its beginning and end. Everything the command starts is stopped when it ends, " +
     `times out (default ${DEFAULT_TIMEOUT_S} s) or is cancelled. For a server or anything long-running, pass background: true: ` +
     "it returns a jobId at once; read its new output with command_output, wait with command_wait, stop it with command_kill. " +
-    "Under the read-only and workspace-write permissions commands run in a sandbox: files outside the workspace are read-only " +
-    "(read-only: everything), /tmp is private to this session's commands, other processes are not visible; " +
-    "when the sandbox stops a command, the result says so and outsideSandbox: true asks the user to run it once outside.",
+    "Commands may run in a sandbox (outside the workspace read-only, /tmp private to the session, no other processes visible); " +
+    "a result the sandbox stopped says so.",
   args,
   kind: "execute",
   title: (a, ctx) =>
