@@ -1,10 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pluginCommands, runAction } from "./actions.js";
 import { loadPlugins, type Plugin } from "./manifest.js";
+import { probeSandbox } from "../tools/sandbox-probe.js";
+import { sandboxOf } from "../tools/sandbox.js";
 
 const node = process.execPath;
 const env = { PATH: process.env.PATH, SECRET_HINT: "from-caller" };
@@ -153,4 +155,23 @@ test("run actions: cancellation, invalid surfaces, oversized output and unstarta
   const big = await runAction(plugins, "tools:big", "", { env });
   assert.ok(big?.kind === "surface" && big.surface.type === "card");
   assert.match(big.surface.body ?? "", /^y{65536}\n\n\[output truncated at 65536 bytes\]$/);
+});
+
+test("run actions in the session's sandbox: their own folder readable under a hidden config folder, the rest read-only, no other process", async (t) => {
+  const status = await probeSandbox(process.env.PATH);
+  if (!status.available) return t.skip(`no sandbox here: ${status.reason}`);
+  const script =
+    "const fs=require('fs');let w='written';try{fs.writeFileSync(process.argv[2]+'/x','x')}catch(e){w=e.code}" +
+    ";console.log(JSON.stringify({type:'card',title:'t',body:[fs.readFileSync('own.txt','utf8').trim(),w,fs.readdirSync('/proc').filter(n=>/^\\d+$/.test(n)).length<10].join(' ')}))";
+  const plugins = await plugin("boxed", [{ name: "probe", run: [node, "probe.js"] }], { "probe.js": script, "own.txt": "my own file" });
+  const dir = plugins[0]!.dir;
+  const configDir = join(dir, "..");
+  const outside = mkdtempSync("/var/tmp/rx-plugin-out-");
+  t.after(() => rmSync(outside, { recursive: true, force: true }));
+  const sandbox = (pluginDir: string) =>
+    Promise.resolve(
+      sandboxOf({ bwrap: status.bwrap, preset: "workspace-write", roots: [], hidden: [configDir], readable: [pluginDir], tmp: undefined, network: true }),
+    );
+  const result = await runAction(plugins, "boxed:probe", outside, { env, sandbox });
+  assert.deepEqual(result, { kind: "surface", surface: { type: "card", title: "t", body: "my own file EROFS true" } });
 });

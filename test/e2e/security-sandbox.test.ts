@@ -221,3 +221,26 @@ test("bubblewrap missing: the session says so once and why, /status and `reasoni
   const texts = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk" && /^\[notice\].*sandbox/i.test(u.content.text));
   assert.equal(texts.length, 1, "the notice was given once");
 });
+
+test("sandbox.network false in config.json: a command cannot reach a server on this machine, and /status says so; the default can", async (t) => {
+  const connect = (url: string) =>
+    `${process.execPath} -e "require('http').get('${url}/v1/models', (r) => console.log('reached', r.statusCode)).on('error', (e) => console.log('refused', e.code))"`;
+  for (const network of [false, true]) {
+    const { agent, model, workdir, home } = await world(t, {
+      prepare: (dir) => writeFileSync(join(dir, "config.json"), JSON.stringify(network ? {} : { sandbox: { network: false } })),
+    });
+    await agent.initialize();
+    if (!(await daemonStatus(home.dir)).sandbox.available) return t.skip("no sandbox here");
+    assert.equal((await daemonStatus(home.dir)).sandbox.network, network);
+    const { sessionId } = await agent.newSession(workdir);
+    model.enqueue({ toolCalls: [{ id: "net", name: "run_command", arguments: { command: connect(model.url) } }] }, { content: ["done"] });
+    await within(20_000, "the turn", agent.prompt(sessionId, "reach the model"));
+    const out = toolResults(model.requests.at(-1)!.body).net!;
+    assert.match(out, network ? /reached \d+/ : /refused ECONNREFUSED/, out);
+    await agent.prompt(sessionId, "/status");
+    assert.match(
+      agent.textOf(sessionId),
+      network ? /- Commands: in a bubblewrap sandbox \(workspace-write\).*network on/ : /- Commands: in a bubblewrap sandbox \(workspace-write\).*no network/,
+    );
+  }
+});
