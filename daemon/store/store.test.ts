@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -146,12 +146,18 @@ const refusal = (store: Store) =>
     (e: unknown) => e,
   );
 
-test("a store folder removed under the open store: the next write is refused naming the folder, and nothing recreates it", async (t) => {
+/** A store in a temporary folder of its own (`db` inside it), closed and removed after the test. */
+async function openInTemp(t: TestContext): Promise<{ dir: string; db: string; store: Store }> {
   const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const db = join(dir, "db");
   const store = await Store.open(db);
   t.after(() => store.close());
+  return { dir, db, store };
+}
+
+test("a store folder removed under the open store: the next write is refused naming the folder, and nothing recreates it", async (t) => {
+  const { db, store } = await openInTemp(t);
   await store.batch([{ type: "put", key: "k!before", value: "saved" }], true);
 
   rmSync(db, { recursive: true });
@@ -167,11 +173,7 @@ test("a store folder removed under the open store: the next write is refused nam
 });
 
 test("a store folder removed while nothing is written: the folder timer fails the store within a second", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const db = join(dir, "db");
-  const store = await Store.open(db);
-  t.after(() => store.close());
+  const { db, store } = await openInTemp(t);
   rmSync(db, { recursive: true });
   const failure = await failureSeen(store);
   assert.match(failure.message, new RegExp(`^the store folder ${db} was removed while the daemon ran`));
@@ -204,11 +206,7 @@ test("a store folder replaced (renamed away, an empty one made in its place): no
 });
 
 test("the store's LOCK file removed under it: writes are refused, naming the folder", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const db = join(dir, "db");
-  const store = await Store.open(db);
-  t.after(() => store.close());
+  const { db, store } = await openInTemp(t);
   rmSync(join(db, "LOCK"));
   const refused = await refusal(store);
   assert.ok(refused instanceof StoreWriteError);
@@ -217,11 +215,7 @@ test("the store's LOCK file removed under it: writes are refused, naming the fol
 });
 
 test("a store folder made unwritable (the immutable flag, which holds for root too): noticed without a write; writes resume once it is writable again", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const db = join(dir, "db");
-  const store = await Store.open(db);
-  t.after(() => store.close());
+  const { db, store } = await openInTemp(t);
   await store.batch([{ type: "put", key: "k!before", value: "saved" }], true);
   try {
     execFileSync("chattr", ["+i", db], { stdio: "pipe" });

@@ -55,6 +55,17 @@ function describeAccess(access: Access): string {
   }
 }
 
+/** A prepared call at the gate, with what a question about it needs. */
+interface Asking {
+  host: RunnerHost;
+  /** The tool's name as the model called it. */
+  name: string;
+  call: PreparedCall;
+  toolCallId: string;
+  rawInput: unknown;
+  signal: AbortSignal;
+}
+
 const OUTSIDE_OPTIONS: PermissionOption[] = [
   { optionId: "allow_once_unsandboxed", name: "Allow once, outside the sandbox", kind: "allow_once" },
   { optionId: "reject_once", name: "Reject", kind: "reject_once" },
@@ -65,14 +76,7 @@ const OUTSIDE_OPTIONS: PermissionOption[] = [
  * grant was given for the confined command), with no "always" to give; a rejection grant stands.
  * Undefined: the user allowed it, this once.
  */
-async function decideOutside(
-  host: RunnerHost,
-  name: string,
-  call: PreparedCall,
-  toolCallId: string,
-  rawInput: unknown,
-  signal: AbortSignal,
-): Promise<string | undefined> {
+async function decideOutside({ host, name, call, toolCallId, rawInput, signal }: Asking): Promise<string | undefined> {
   const { remembered } = await host.memory.judge(name, call.access);
   if (remembered === "reject")
     return `The user has refused to let you ${describeAccess(call.access)} in this session. Do not retry it; ask the user or choose another approach.`;
@@ -96,14 +100,8 @@ async function decideOutside(
     : `No answer to the permission request to ${describeAccess(call.access)} outside the sandbox; it was not done.`;
 }
 
-async function decide(
-  host: RunnerHost,
-  name: string,
-  call: PreparedCall,
-  toolCallId: string,
-  rawInput: unknown,
-  signal: AbortSignal,
-): Promise<string | undefined> {
+/** Whether the call may run: undefined, or the refusal the model reads. */
+async function decide({ host, name, call, toolCallId, rawInput, signal }: Asking): Promise<string | undefined> {
   const changes = call.access.type === "write" || call.access.type === "execute" || (call.access.type === "mcp" && !call.access.readOnly);
   if (host.mode() === "plan" && changes) {
     return `Plan mode: you may not ${describeAccess(call.access)} yet. Finish the plan (todo_write), then call exit_plan_mode; once the user approves, edits and commands are allowed.`;
@@ -170,9 +168,8 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
 
   // Plan mode refuses commands before any question, so such a call goes the usual way.
   const unconfined = call.access.type === "execute" && call.access.outsideSandbox === true && host.sandbox !== undefined && host.mode() !== "plan";
-  const refusal = unconfined
-    ? await decideOutside(host, req.name, call, toolCallId, rawInput, signal)
-    : await decide(host, req.name, call, toolCallId, rawInput, signal);
+  const asking: Asking = { host, name: req.name, call, toolCallId, rawInput, signal };
+  const refusal = unconfined ? await decideOutside(asking) : await decide(asking);
   if (refusal !== undefined) {
     host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [text(refusal)] });
     return refusal;

@@ -12,6 +12,7 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { stopDaemon, type Agent } from "../support/harness.js";
 import { mountSmallDisk, type SmallDisk } from "../support/tmpfs.js";
+import type { ScriptedModel } from "../support/scripted-model.js";
 import { daemonStatus, world, within } from "./fixture.js";
 
 function smallDisk(t: TestContext): SmallDisk | undefined {
@@ -52,6 +53,13 @@ async function loadReplay(agent: Agent, sessionId: string, cwd: string): Promise
     .filter((m) => m.method === "session/update")
     .map((m) => m.params.update);
   return { error: answer.error, updates };
+}
+
+/** A new window (after a restart, the new daemon's first) loads the session: the answer's error and the replay. */
+async function loadInNewWindow(spawn: () => Agent, sessionId: string, cwd: string): Promise<{ error?: any; updates: any[] }> {
+  const window = spawn();
+  await window.initialize();
+  return within(10_000, "session/load after the restart", loadReplay(window, sessionId, cwd));
 }
 
 /** GET on the daemon's socket, as an operator's probe would ask it. */
@@ -138,20 +146,7 @@ test("disk full mid-turn: the turn ends with the cause, the session stays loadab
   const disk = smallDisk(t);
   if (!disk) return;
   const { agent, model, workdir, spawn } = await world(t, { home: disk.dir });
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const chunk = "y".repeat(16 * 1024);
-  model.enqueue({ content: ["partial ", ...Array.from({ length: 20 }, () => chunk), " the end"], holdUntil: gate });
-  await agent.initialize();
-  const { sessionId } = await agent.newSession(workdir);
-  const pending = agent.prompt(sessionId, "stream a lot").then(
-    () => undefined,
-    (e: { code: number; message: string }) => e,
-  );
-  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
-  disk.fill();
-  release();
-  const failed = await within(15_000, "the failed prompt's answer", pending);
+  const { sessionId, failed } = await fullMidTurn(agent, model, disk, workdir);
   assert.ok(failed, "the turn must not end as if it succeeded");
   assert.match(failed.message, /no space left on the disk holding/);
   assert.equal((await daemonStatus(disk.dir)).runningTurns, 0);
@@ -168,9 +163,7 @@ test("disk full mid-turn: the turn ends with the cause, the session stays loadab
   await other.closeStdin();
   await agent.closeStdin();
   await restartDaemon(disk.dir);
-  const third = spawn();
-  await third.initialize();
-  const { error, updates } = await within(10_000, "session/load after the restart", loadReplay(third, sessionId, workdir));
+  const { error, updates } = await loadInNewWindow(spawn, sessionId, workdir);
   assert.equal(error, undefined, JSON.stringify(error));
   // What reached the disk before it filled (maybe not even the first chunk) is shown, then the failure.
   assert.deepEqual(userTexts(updates), ["stream a lot"]);
@@ -182,6 +175,26 @@ test("disk full mid-turn: the turn ends with the cause, the session stays loadab
 });
 
 /** Overwrites `length` bytes in the middle of the largest file of `kind` in the store. */
+/** A new session's turn streams a long answer; the disk fills after its first chunk. Its prompt's error. */
+async function fullMidTurn(
+  agent: Agent,
+  model: ScriptedModel,
+  disk: SmallDisk,
+  workdir: string,
+): Promise<{ sessionId: string; failed: { code: number; message: string } | undefined }> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const chunk = "y".repeat(16 * 1024);
+  model.enqueue({ content: ["partial ", ...Array.from({ length: 20 }, () => chunk), " the end"], holdUntil: gate });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const pending = failureOf(agent.prompt(sessionId, "stream a lot"));
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  disk.fill();
+  release();
+  return { sessionId, failed: await within(15_000, "the failed prompt's answer", pending) };
+}
+
 function overwriteMiddle(db: string, kind: ".log" | ".ldb", length = 64): string {
   const files = readdirSync(db)
     .filter((f) => f.endsWith(kind))
@@ -250,9 +263,7 @@ test("disk full: a prompt sent right after space returns is answered at once, wi
 
   await agent.closeStdin();
   await restartDaemon(disk.dir);
-  const second = spawn();
-  await second.initialize();
-  const { error, updates } = await within(10_000, "session/load after the restart", loadReplay(second, sessionId, workdir));
+  const { error, updates } = await loadInNewWindow(spawn, sessionId, workdir);
   assert.equal(error, undefined, JSON.stringify(error));
   assert.deepEqual(userTexts(updates), ["first", "third"]);
   assert.equal(agentText(updates), "answer oneanswer three");
@@ -262,17 +273,7 @@ test("disk full mid-turn, then a prompt right after space returns: it is answere
   const disk = smallDisk(t);
   if (!disk) return;
   const { agent, model, workdir, spawn } = await world(t, { home: disk.dir });
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const chunk = "y".repeat(16 * 1024);
-  model.enqueue({ content: ["partial ", ...Array.from({ length: 20 }, () => chunk), " the end"], holdUntil: gate });
-  await agent.initialize();
-  const { sessionId } = await agent.newSession(workdir);
-  const pending = failureOf(agent.prompt(sessionId, "stream a lot"));
-  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
-  disk.fill();
-  release();
-  const failed = await within(15_000, "the failed prompt's answer", pending);
+  const { sessionId, failed } = await fullMidTurn(agent, model, disk, workdir);
   assert.match(failed?.message ?? "", /no space left on the disk holding/);
 
   disk.unfill();
@@ -281,9 +282,7 @@ test("disk full mid-turn, then a prompt right after space returns: it is answere
 
   await agent.closeStdin();
   await restartDaemon(disk.dir);
-  const other = spawn();
-  await other.initialize();
-  const { error, updates } = await within(10_000, "session/load after the restart", loadReplay(other, sessionId, workdir));
+  const { error, updates } = await loadInNewWindow(spawn, sessionId, workdir);
   assert.equal(error, undefined, JSON.stringify(error));
   assert.deepEqual(userTexts(updates), ["stream a lot", "second"]);
   const text = agentText(updates);
@@ -332,9 +331,7 @@ test("the store folder removed under a running daemon: /readyz turns not ready w
   await restartDaemon(home.dir);
   assert.equal(agent.daemonLog().match(/store folder failed/g)?.length, 1, "logged once");
   // What the user sees after the restart: the daemon starts on a new, empty store; the session went with its folder.
-  const second = spawn();
-  await second.initialize();
-  const { error } = await within(10_000, "session/load after the restart", loadReplay(second, sessionId, workdir));
+  const { error } = await loadInNewWindow(spawn, sessionId, workdir);
   assert.equal(error?.code, -32002);
 });
 

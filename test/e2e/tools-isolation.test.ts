@@ -8,6 +8,7 @@ import { chmodSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync, write
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { world } from "./fixture.js";
+import { watchChunks } from "../support/stream-gaps.js";
 
 test("a catastrophic grep in one session: another session's stream keeps flowing, and the grep fails with a clear error", async (t) => {
   const { agent, model, workdir, spawn } = await world(t, { connector: "process", env: { REASONIX_SEARCH_TIMEOUT_SECONDS: "1" } });
@@ -24,11 +25,7 @@ test("a catastrophic grep in one session: another session's stream keeps flowing
     { toolCalls: [{ id: "grep-1", name: "grep", arguments: { pattern: "(a+)+$" } }] },
     { content: ["That pattern was too slow."] },
   );
-  const arrivals: number[] = [];
-  other.child.stdout!.on("data", (chunk: Buffer) => {
-    const text = chunk.toString("utf8");
-    if (text.includes(talker) && text.includes("agent_message_chunk")) arrivals.push(performance.now());
-  });
+  const arrivals = watchChunks(other, talker);
   const talking = other.prompt(talker, "talk for a while");
   await other.waitForUpdate((u) => u.sessionId === talker && u.update.sessionUpdate === "agent_message_chunk");
 
@@ -48,11 +45,7 @@ test("a catastrophic grep in one session: another session's stream keeps flowing
   await other.cancel(talker);
   assert.equal((await talking).stopReason, "cancelled");
 
-  let longest = 0;
-  for (let i = 1; i < arrivals.length; i++) {
-    if (arrivals[i]! < started || arrivals[i - 1]! > ended) continue;
-    longest = Math.max(longest, arrivals[i]! - arrivals[i - 1]!);
-  }
+  const longest = arrivals.longestGap(started, ended);
   t.diagnostic(`longest gap between the other session's chunks while the grep ran (${(ended - started).toFixed(0)} ms): ${longest.toFixed(1)} ms`);
   assert.ok(longest < 2000, `the other session's stream stalled for ${longest.toFixed(0)} ms`);
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { world } from "./fixture.js";
+import { watchChunks } from "../support/stream-gaps.js";
 import type { ScriptedModel } from "../support/scripted-model.js";
 
 const PAGE = `<!doctype html><html><head><title>Widget docs</title><style>body{color:red}</style><script>track()</script></head>
@@ -130,11 +131,7 @@ test("a fetched page of 300 KB of `<title`: the daemon stays live (/livez, anoth
     { toolCalls: [{ id: "fetch-1", name: "web_fetch", arguments: { url } }] },
     { content: ["Nothing there."] },
   );
-  const arrivals: number[] = [];
-  other.child.stdout!.on("data", (chunk: Buffer) => {
-    const text = chunk.toString("utf8");
-    if (text.includes(talker) && text.includes("agent_message_chunk")) arrivals.push(performance.now());
-  });
+  const arrivals = watchChunks(other, talker);
   const talking = other.prompt(talker, "talk for a while");
   await other.waitForUpdate((u) => u.sessionId === talker && u.update.sessionUpdate === "agent_message_chunk");
 
@@ -165,11 +162,7 @@ test("a fetched page of 300 KB of `<title`: the daemon stays live (/livez, anoth
   await other.cancel(talker);
   assert.equal((await talking).stopReason, "cancelled");
 
-  let longest = 0;
-  for (let i = 1; i < arrivals.length; i++) {
-    if (arrivals[i]! < started || arrivals[i - 1]! > ended) continue;
-    longest = Math.max(longest, arrivals[i]! - arrivals[i - 1]!);
-  }
+  const longest = arrivals.longestGap(started, ended);
   const slowest = Math.max(...livez);
   t.diagnostic(
     `during the fetch (${(ended - started).toFixed(0)} ms): longest gap in the other window's stream ${longest.toFixed(1)} ms; ` +
