@@ -1,6 +1,9 @@
 /**
- * GET /acp: one WebSocket per editor window, one JSON-RPC message per text frame. The upgrade
- * carries the shim's wire version; a different major is refused before any ACP byte flows.
+ * GET /acp: one WebSocket per editor window, one JSON-RPC message per text frame. The shim's upgrade
+ * carries its wire version; a different major is refused before any ACP byte flows. A plain ACP
+ * client (the remote-transport RFD's WebSocket profile: JSON-RPC in text frames, nothing else) sends
+ * none of the shim's headers and is served as it is: no wire version to compare, no environment
+ * (its sessions' commands get an empty one), no pid, the default model.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
@@ -24,7 +27,7 @@ function decodeEnv(raw: string | undefined): Record<string, string> {
       return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === "string"));
     }
   } catch {
-    // a broken snapshot is treated as none: the daemon's own environment applies
+    // a broken snapshot is treated as none: the session's tools get an empty environment, never the daemon's
   }
   return {};
 }
@@ -42,10 +45,11 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
       await reply.code(503).send({ error: "the daemon is shutting down" });
       return;
     }
+    // Only a shim says which wire it speaks; a client that says nothing speaks plain ACP.
     const wire = header(req, HEADER_WIRE);
-    if (wire !== String(WIRE_MAJOR)) {
+    if (wire !== undefined && wire !== String(WIRE_MAJOR)) {
       await reply.code(426).send({
-        error: `wire version ${wire ?? "(none)"} is not supported by daemon ${state.build} (wire ${WIRE_MAJOR}); run \`reasonix daemon stop\` and start again`,
+        error: `wire version ${wire} is not supported by daemon ${state.build} (wire ${WIRE_MAJOR}); run \`reasonix daemon stop\` and start again`,
       });
     }
   };
@@ -72,7 +76,8 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
       (paused) => (paused ? socket.pause() : socket.resume()),
     );
     state.connections++;
-    conn.log.info({ shimPid: pid, shimBuild, sameBuild: shimBuild === state.build }, "window attached");
+    if (header(req, HEADER_WIRE) === undefined) conn.log.info({ userAgent: header(req, "user-agent") }, "window attached (a plain ACP client)");
+    else conn.log.info({ shimPid: pid, shimBuild, sameBuild: shimBuild === state.build }, "window attached");
     socket.on("message", (data, isBinary) => {
       if (isBinary) return;
       conn.receive(data.toString());

@@ -5,7 +5,6 @@ import { readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import WebSocket from "ws";
 import { BIN, makeHome } from "../support/harness.js";
 import { world } from "./fixture.js";
 
@@ -76,20 +75,7 @@ test("the loopback TCP listener: token on every route but /livez, loopback Host,
   assert.equal((await get(at, "/status", { authorization: `Bearer ${token}`, host: "evil.example:80" })).status, 403);
   assert.equal((await get(at, "/status", { authorization: `Bearer ${token}`, origin: "https://evil.example" })).status, 403);
 
-  // An ACP client over TCP with the token works like one over the socket.
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/acp`, { headers: { authorization: `Bearer ${token}`, "x-reasonix-wire": "1" } });
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const answer = new Promise<{ result: { protocolVersion: number } }>((resolve) => ws.once("message", (d) => resolve(JSON.parse(d.toString()))));
-  ws.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }));
-  assert.equal((await answer).result.protocolVersion, 1);
-  ws.close();
-  const refused = new WebSocket(`ws://127.0.0.1:${port}/acp`, { headers: { "x-reasonix-wire": "1" } });
-  const code = await new Promise<number>((resolve) => refused.once("unexpected-response", (_r, res) => resolve(res.statusCode ?? 0)));
-  assert.equal(code, 401);
-  refused.on("error", () => undefined);
+  // /acp there, for a plain ACP client with and without the token: acp-websocket.test.ts.
 
   await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home.dir } });
   assert.throws(() => statSync(tokenFile), /ENOENT/);
