@@ -88,3 +88,14 @@ test("the model's idle watchdog and retries: defaults, file values, environment 
   assert.throws(() => resolveConfig({}, { REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: "never" }), /REASONIX_MODEL_IDLE_TIMEOUT_SECONDS="never"/);
   assert.throws(() => parseConfigText('{"modelRetry":{"retries":-1}}', "config.json"), /modelRetry\.retries/);
 });
+
+test("retention: durations with a unit, both rules optional, none by default; bad values are refused by place", () => {
+  assert.deepEqual(resolveConfig({}, {}).retention, {});
+  const c = resolveConfig(parseConfigText('{"retention":{"olderThan":"90d","empty":"12h"}}', "config.json"), {});
+  assert.deepEqual(c.retention, { olderThanMs: 90 * 86_400_000, emptyMs: 12 * 3_600_000 });
+  assert.deepEqual(resolveConfig(parseConfigText('{"retention":{"empty":"1d"}}', "config.json"), {}).retention, { emptyMs: 86_400_000 });
+  assert.throws(() => parseConfigText('{"retention":{"olderThan":"90"}}', "config.json"), /retention\.olderThan: not a duration/);
+  assert.throws(() => parseConfigText('{"retention":{"olderThan":90}}', "config.json"), /retention\.olderThan/);
+  assert.throws(() => parseConfigText('{"retention":{"empty":"0d"}}', "config.json"), /retention\.empty: not a duration/);
+  assert.throws(() => parseConfigText('{"retention":{"days":30}}', "config.json"), /"days" at retention/);
+});

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { DURATION_HINT, parseDuration } from "../../shared/duration.js";
 
 export interface CompactionConfig {
   auto: boolean;
@@ -26,6 +27,8 @@ export const ProviderConfig = z
   })
   .strict();
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
+
+const Duration = z.string().refine((s) => parseDuration(s) !== undefined, { message: `not a duration (${DURATION_HINT})` });
 
 const Price = z
   .object({
@@ -93,6 +96,7 @@ export const ConfigFile = z
       .optional(),
     webFetch: z.object({ allowPrivateNetwork: z.boolean() }).partial().strict().optional(),
     sandbox: z.object({ network: z.boolean() }).partial().strict().optional(),
+    retention: z.object({ olderThan: Duration, empty: Duration }).partial().strict().optional(),
   })
   .strict();
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -147,6 +151,11 @@ export interface DaemonConfig {
    * empty network of its own, so an approved command cannot send anything anywhere.
    */
   sandbox: { network: boolean };
+  /**
+   * Sessions the daemon removes on its own (sessions/retention.ts), in milliseconds of no activity:
+   * `olderThanMs` any session, `emptyMs` a session nobody ever prompted. Absent: kept for ever.
+   */
+  retention: { olderThanMs?: number; emptyMs?: number };
 }
 
 export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
@@ -270,6 +279,10 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     shellEnvironment: file.shellEnvironment ?? {},
     webFetch: { allowPrivateNetwork: file.webFetch?.allowPrivateNetwork ?? false },
     sandbox: { network: file.sandbox?.network ?? true },
+    retention: {
+      ...(file.retention?.olderThan ? { olderThanMs: parseDuration(file.retention.olderThan)! } : {}),
+      ...(file.retention?.empty ? { emptyMs: parseDuration(file.retention.empty)! } : {}),
+    },
     displayCurrency: file.displayCurrency,
     compaction: {
       auto: file.compaction?.auto ?? DEFAULT_COMPACTION.auto,
