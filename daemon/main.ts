@@ -245,6 +245,8 @@ async function serve(
     log.error({ err: err.message }, "recovery stopped at damaged data");
   }
   sessions.startIdleUnload();
+  // config `retention`: a first sweep once serving, then periodically; never blocks the start.
+  sessions.startRetention();
 
   let shuttingDown: Promise<string> | undefined;
   let stopped!: (reason: string) => void;

@@ -14,6 +14,7 @@ const USAGE = `usage: reasonix <command>
   chat [--cwd DIR] [--model REF] [-p PROMPT]   talk to a new session from this terminal (or a pipe)
   attach SESSION           join a session another window runs: watch, prompt, steer, cancel
   sessions [--cwd DIR]     list stored sessions
+  sessions prune [--older-than 30d] [--empty] [--cwd DIR] [--dry-run]   remove sessions nobody uses
   --version
 `;
 

@@ -53,6 +53,7 @@ export const requestMethods: Record<string, RequestSpec> = {
   [ext.INBOX_METHODS.refresh]: request(ext.ItemRequest, ext.inboxRefresh),
   [ext.RELOAD_METHOD]: request(ext.SessionOnly, ext.reloadExtensions),
   [ext.STATUS_METHOD]: request(ext.SessionOnly, ext.sessionStatus),
+  [ext.PRUNE_METHOD]: request(ext.PruneRequest, ext.sessionsPrune),
 };
 
 export const notificationMethods: Record<string, NotificationSpec> = {

@@ -18,6 +18,7 @@ export const EXT = "_reasonix.io";
 export const STEER_METHOD = `${EXT}/session/steer`;
 export const RELOAD_METHOD = `${EXT}/session/reloadExtensions`;
 export const STATUS_METHOD = `${EXT}/session/status`;
+export const PRUNE_METHOD = `${EXT}/sessions/prune`;
 export const STATUS_UPDATE = STATUS_UPDATE_METHOD;
 export const INBOX_METHODS = {
   enqueue: `${EXT}/session/inbox/enqueue`,
@@ -41,6 +42,7 @@ export function reasonixCapabilities(): Record<string, unknown> {
       extensionSurface: { supported: true, schemaVersion: 1, notification: SURFACE_NOTIFICATION, formRequest: FORM_REQUEST },
       sessionStatus: { method: STATUS_METHOD, notification: STATUS_UPDATE, schemaVersion: 1 },
       mcpInteraction: { supported: true, schemaVersion: 1, method: INTERACTION_METHOD },
+      sessionsPrune: { method: PRUNE_METHOD, schemaVersion: 1 },
     },
     [STATUS_METHOD]: { schemaVersion: 1 },
     [STATUS_UPDATE]: { schemaVersion: 1 },
@@ -147,6 +149,35 @@ export async function reloadExtensions(params: z.output<typeof SessionOnly>, con
   const session = await sessionFor(conn, params.sessionId);
   // The notice is recorded like a command's answer, so every window (and a later load) shows it.
   return session.driver.reload(async () => session.emit(commandAnswer(await session.reloadRuntime())));
+}
+
+export const PruneRequest = z
+  .object({
+    olderThanSeconds: z.number().positive().optional(),
+    empty: z.boolean().optional(),
+    cwd: z.string().min(1).optional(),
+    dryRun: z.boolean().default(false),
+  })
+  .passthrough()
+  .refine((p) => p.olderThanSeconds !== undefined || p.empty === true, {
+    message: "name the sessions to remove: olderThanSeconds, empty: true, or both",
+    path: ["olderThanSeconds"],
+  });
+
+/**
+ * Removes the sessions both filters name (older than, and never prompted), as session/delete does;
+ * a session in use is kept and listed with the reason (sessions/retention.ts).
+ */
+export async function sessionsPrune(params: z.output<typeof PruneRequest>, conn: AcpWindow): Promise<object> {
+  const filter = { olderThanMs: params.olderThanSeconds === undefined ? undefined : params.olderThanSeconds * 1000, empty: params.empty, cwd: params.cwd };
+  const result = await conn.services.sessions.prune(filter, params.dryRun);
+  if (!params.dryRun && result.removed.length > 0) {
+    conn.log.info(
+      { removed: result.removed.map((s) => s.sessionId), kept: result.kept.length, olderThanSeconds: params.olderThanSeconds, empty: params.empty },
+      "pruned sessions",
+    );
+  }
+  return result;
 }
 
 export async function sessionStatus(params: z.output<typeof SessionOnly>, conn: AcpWindow): Promise<object> {

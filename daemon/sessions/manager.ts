@@ -16,6 +16,7 @@ import { checkpointKeys } from "./checkpoints.js";
 import { endOrphanedJobs, jobKeys } from "./job-records.js";
 import { taskKeys } from "./task-transcripts.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
+import { pruneSessions, RetentionSweeper, type PruneFilter, type PruneHost, type PruneResult } from "./retention.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -39,6 +40,10 @@ export class SessionManager {
   /** When each unattached, idle session was first seen so; it leaves memory after the configured time. */
   private readonly idleSince = new Map<string, number>();
   private sweeper: NodeJS.Timeout | undefined;
+  /** Sessions session/delete (or a prune) is removing: a load meanwhile finds none. */
+  private readonly deleting = new Set<string>();
+  private readonly pruneHost: PruneHost;
+  private readonly retention: RetentionSweeper;
   /** Sessions unloaded for idleness since the daemon started (for /status). */
   unloadedIdle = 0;
 
@@ -47,6 +52,13 @@ export class SessionManager {
     private readonly deps: SessionDeps,
     private readonly log: Logger,
   ) {
+    this.pruneHost = {
+      store,
+      liveRecord: (id) => this.live.get(id)?.record,
+      inUse: async (id) => this.busyReason(id) ?? (await this.storedWork(id)),
+      removeUnused: (id) => this.removeUnused(id),
+    };
+    this.retention = new RetentionSweeper(this.pruneHost, () => deps.config().retention, log.child({ component: "retention" }));
     // A disk that filled up has room again: sessions whose writes failed put that in their ledgers.
     store.onRecovered(() => {
       for (const session of this.live.values()) {
@@ -131,6 +143,7 @@ export class SessionManager {
 
   /** A live session, or one brought back from the store; unknown ids are -32002. */
   async get(id: string): Promise<Session> {
+    if (this.deleting.has(id)) throw RpcError.sessionNotFound(id);
     const live = this.live.get(id);
     if (live) return live;
     const pending = this.loading.get(id);
@@ -225,21 +238,68 @@ export class SessionManager {
   }
 
   async delete(id: string): Promise<void> {
-    const session = this.live.get(id);
-    if (session) {
-      this.live.delete(id);
-      await this.unload(session);
+    this.deleting.add(id);
+    try {
+      const session = this.live.get(id);
+      if (session) {
+        this.live.delete(id);
+        await this.unload(session);
+      }
+      const record = await this.store.get<SessionRecord>(keys.session(id)).catch(() => undefined);
+      const unindex = (record ? indexKeys(record) : []).map((key) => ({ type: "del" as const, key }));
+      await this.store.batch([{ type: "del", key: keys.session(id) }, ...unindex], true);
+      await this.store.deletePrefix(keys.eventPrefix(id));
+      await this.store.deletePrefix(keys.historyPrefix(id));
+      await this.store.deletePrefix(checkpointKeys.checkpointPrefix(id));
+      await this.store.deletePrefix(checkpointKeys.blobPrefix(id));
+      await this.store.deletePrefix(jobKeys.sessionPrefix(id));
+      await this.store.deletePrefix(taskKeys.sessionPrefix(id));
+      await (await Inbox.open(this.store, id)).destroy();
+    } finally {
+      this.deleting.delete(id);
     }
-    const record = await this.store.get<SessionRecord>(keys.session(id)).catch(() => undefined);
-    const unindex = (record ? indexKeys(record) : []).map((key) => ({ type: "del" as const, key }));
-    await this.store.batch([{ type: "del", key: keys.session(id) }, ...unindex], true);
-    await this.store.deletePrefix(keys.eventPrefix(id));
-    await this.store.deletePrefix(keys.historyPrefix(id));
-    await this.store.deletePrefix(checkpointKeys.checkpointPrefix(id));
-    await this.store.deletePrefix(checkpointKeys.blobPrefix(id));
-    await this.store.deletePrefix(jobKeys.sessionPrefix(id));
-    await this.store.deletePrefix(taskKeys.sessionPrefix(id));
-    await (await Inbox.open(this.store, id)).destroy();
+  }
+
+  /** `reasonix sessions prune`: the sessions `filter` names, removed as delete() does, unless in use. */
+  prune(filter: PruneFilter, dryRun: boolean): Promise<PruneResult> {
+    return pruneSessions(this.pruneHost, filter, { dryRun, now: Date.now() });
+  }
+
+  /** The `retention` config key: applied now, then periodically (sessions/retention.ts). */
+  startRetention(): void {
+    this.retention.start();
+  }
+
+  /** What keeps a session from being pruned, as far as memory knows; undefined when nothing. */
+  private busyReason(id: string): string | undefined {
+    if (this.loading.has(id)) return "a window is loading it";
+    if (this.deleting.has(id)) return "it is being deleted";
+    const s = this.live.get(id);
+    if (!s) return undefined;
+    if (s.attachments.size > 0) return `${s.attachments.size} window${s.attachments.size === 1 ? " is" : "s are"} attached`;
+    if (s.running) return "a turn is running";
+    if (s.busy) return "a turn is waiting to run";
+    if (s.broker.pending.size > 0) return "a permission question is pending";
+    if (s.jobs.running() > 0) return "a background job is running";
+    if (s.inbox.depth() > 0) return "its inbox holds queued work";
+    return undefined;
+  }
+
+  /** A stored session's inbox may hold work a daemon that died left paused: that is kept too. */
+  private async storedWork(id: string): Promise<string | undefined> {
+    if (this.live.has(id)) return undefined;
+    return (await Inbox.open(this.store, id)).depth() > 0 ? "its inbox holds queued work" : undefined;
+  }
+
+  private async removeUnused(id: string): Promise<string | undefined> {
+    const reason = this.busyReason(id) ?? (await this.storedWork(id));
+    if (reason) return reason;
+    // A window may have attached while the inbox was read: checked again with nothing awaited before
+    // delete() takes the session out of reach.
+    const now = this.busyReason(id);
+    if (now) return now;
+    await this.delete(id);
+    return undefined;
   }
 
   /** A window went away without closing: it stops receiving, the sessions go on. */
@@ -297,6 +357,7 @@ export class SessionManager {
   /** The daemon stops: every session saved, every MCP server of every session ended. */
   async shutdown(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
+    await this.retention.stop();
     await Promise.all([...this.live.values()].map((s) => s.commit().catch(() => undefined)));
     await Promise.all([...this.live.values()].map((s) => s.closeExtensions().catch(() => undefined)));
     // Background jobs belong to the daemon's sessions: none outlives the daemon.
