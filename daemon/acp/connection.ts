@@ -7,6 +7,7 @@ import { JsonRpcPeer, RpcError, type RequestContext } from "../../shared/jsonrpc
 import type { ClientCapabilities } from "../../shared/acp-schemas.js";
 import type { Logger } from "../log/log.js";
 import type { ClientCaps, SessionUpdate } from "../sessions/types.js";
+import { EditorSilence } from "../tools/editor-silence.js";
 import type { AcpServices, AcpWindow, ConnectionInfo } from "./context.js";
 export type { ConnectionInfo } from "./context.js";
 import { toRpcError } from "./errors.js";
@@ -33,6 +34,13 @@ export class AcpConnection implements AcpWindow {
   clientCapabilities: ClientCapabilities | undefined;
   lastActive = Date.now();
   readonly log: Logger;
+  /** One warning per timeout, naming the method and the window (its connection id and shim pid, never its environment). */
+  readonly silence = new EditorSilence((method, timeoutMs, askAgainMs) =>
+    this.log.warn(
+      { method, timeoutMs, shimPid: this.info.shimPid, askAgainMs },
+      `the window did not answer ${method} within ${timeoutMs / 1000} s; it is not asked ${method} again for ${askAgainMs / 60_000} minutes`,
+    ),
+  );
   private readonly peer: JsonRpcPeer;
 
   constructor(

@@ -43,9 +43,9 @@ export interface CommandHost {
   sandbox(): Promise<string>;
   /** The session's background commands. */
   jobs(): Array<{ jobId: string; command: string; pid: number | undefined; startedAt: string; state: string; exitCode: number | null; signal: string | null }>;
-  /** Restores the files of the newest checkpoint not yet undone; the answer to show. */
-  undo(): Promise<string>;
-  redo(): Promise<string>;
+  /** Restores the files of the newest checkpoint not yet undone (`force`: even those changed since); the answer to show. */
+  undo(force: boolean): Promise<string>;
+  redo(force: boolean): Promise<string>;
   checkpoints(): Promise<string>;
   /** The subagents' transcripts: the list, or one by its number. */
   tasks(args: string): Promise<string>;
@@ -93,6 +93,13 @@ function contextLine(host: CommandHost): string {
     ? `; compacted ${c.count} time${c.count === 1 ? "" : "s"}, last ${c.at} (${c.messages} messages${c.summarised ? "" : ", trimmed only: the summary failed"}) — \`/summary\` shows the summary`
     : "";
   return `- Context: about ${n(used)} tokens of ${n(size)} (${Math.round((used / size) * 100)}%)${compacted}`;
+}
+
+/** `/undo` and `/redo` take `--force` and nothing else: a typo must not be taken for it, or for its absence. */
+async function withForce(name: string, args: string, run: (force: boolean) => Promise<string>): Promise<string> {
+  const arg = args.trim();
+  if (arg !== "" && arg !== "--force") return `Usage: \`/${name}\`, or \`/${name} --force\` to go ahead over files changed since.`;
+  return run(arg === "--force");
 }
 
 export const BUILTIN_COMMANDS: BuiltinCommand[] = [
@@ -198,13 +205,15 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
   },
   {
     name: "undo",
-    description: "Restore the files the last turn changed (not yet undone)",
-    run: (_args, host) => host.undo(),
+    description: "Restore the files the last turn changed (not yet undone); --force even when they changed since",
+    hint: "[--force]",
+    run: (args, host) => withForce("undo", args, (force) => host.undo(force)),
   },
   {
     name: "redo",
-    description: "Re-apply the last /undo",
-    run: (_args, host) => host.redo(),
+    description: "Re-apply the last /undo; --force even when its files changed since",
+    hint: "[--force]",
+    run: (args, host) => withForce("redo", args, (force) => host.redo(force)),
   },
   {
     name: "checkpoints",

@@ -14,6 +14,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../store/store.js";
@@ -32,10 +33,11 @@ async function setup(t: { after(fn: () => Promise<void> | void): void }) {
   return { store, ws, cp: new Checkpoints(store, "s1", ws) };
 }
 
-/** What a tool's write does: the capture first, then the write. */
+/** What a tool's write does: the capture first, then the write, then its outcome. */
 async function toolWrite(cp: Checkpoints, path: string, text: string): Promise<void> {
-  await cp.capture(path);
+  const ticket = await cp.capture(path);
   writeFileSync(path, text);
+  ticket.wrote(text);
 }
 
 test("one capture per file per turn; identical contents share one blob; undo then redo then undo", async (t) => {
@@ -133,10 +135,117 @@ test("undo through a folder since swapped for a link to outside: neither removes
   symlinkSync(outside, join(ws, "sub"));
   writeFileSync(join(outside, "new.txt"), "theirs");
   writeFileSync(join(outside, "old.bin"), "theirs");
-  await assert.rejects(cp.undo(localFiles()), /the folder of .*sub changed while writing/, "restoring old.bin");
-  await assert.rejects(cp.undo(localFiles()), /the folder of .*sub changed while writing/, "removing new.txt");
+  // They hold something else than the turns left: undo refuses; forced, the folder check still holds.
+  assert.match(await cp.undo(localFiles()), /^\*\*Not undone\*\*: sub\/old\.bin changed since/);
+  await assert.rejects(cp.undo(localFiles(), true), /the folder of .*sub changed while writing/, "restoring old.bin");
+  await assert.rejects(cp.undo(localFiles(), true), /the folder of .*sub changed while writing/, "removing new.txt");
   assert.equal(readFileSync(join(outside, "new.txt"), "utf8"), "theirs");
   assert.equal(readFileSync(join(outside, "old.bin"), "utf8"), "theirs");
   assert.equal(readFileSync(join(ws, "parked", "old.bin"), "utf8"), "changed");
   assert.equal(readFileSync(join(ws, "parked", "new.txt"), "utf8"), "new");
+});
+
+test("a write that failed leaves no entry: not in the seal line, not listed, not restored; an empty checkpoint gives back the redo it dropped", async (t) => {
+  const { store, ws, cp } = await setup(t);
+  const a = join(ws, "a.txt");
+  const refused = join(ws, "refused.txt");
+  writeFileSync(a, "a0");
+  await toolWrite(cp, a, "a1");
+  cp.seal();
+  await cp.undo(localFiles());
+  // A turn whose only write is refused: no checkpoint at all, and checkpoint 1 can still be redone.
+  writeFileSync(refused, "mine");
+  (await cp.capture(refused)).failed();
+  assert.equal(cp.seal(), undefined);
+  assert.doesNotMatch(await cp.list(), /refused\.txt|^- 2/m);
+  assert.match(await cp.redo(localFiles()), /Redid checkpoint 1/);
+  assert.equal(readFileSync(a, "utf8"), "a1");
+
+  // A failed write beside a good one: only the good one is in the checkpoint.
+  const b = join(ws, "b.txt");
+  await toolWrite(cp, b, "b1");
+  (await cp.capture(refused)).failed();
+  assert.match(cp.seal()!, /\[checkpoint 2\] Saved the prior state of 1 file this turn changed \(b\.txt\)/);
+  writeFileSync(refused, "mine, edited later");
+  assert.match(await cp.undo(localFiles()), /Undid checkpoint 2[\s\S]*Removed \(created by that turn\): b\.txt/);
+  assert.equal(readFileSync(refused, "utf8"), "mine, edited later");
+  const record = await store.get<{ files: Array<{ path: string }> }>(checkpointKeys.checkpoint("s1", 2));
+  assert.deepEqual(
+    record!.files.map((f) => f.path),
+    [b],
+  );
+});
+
+test("two writes of one file in a turn, the first failing: the second is what the entry and its digest stand for", async (t) => {
+  const { ws, cp } = await setup(t);
+  const a = join(ws, "a.txt");
+  writeFileSync(a, "original");
+  const first = await cp.capture(a);
+  const second = await cp.capture(a);
+  first.failed();
+  writeFileSync(a, "second");
+  second.wrote("second");
+  assert.match(cp.seal()!, /\(a\.txt\)/);
+  assert.match(await cp.undo(localFiles()), /Restored to their earlier content: a\.txt/);
+  assert.equal(readFileSync(a, "utf8"), "original");
+});
+
+test("undo refuses, naming them, files changed since the turn and touches nothing; --force restores; redo likewise", async (t) => {
+  const { ws, cp } = await setup(t);
+  const a = join(ws, "a.txt");
+  const b = join(ws, "b.txt");
+  writeFileSync(a, "a0");
+  writeFileSync(b, "b0");
+  await toolWrite(cp, a, "a1");
+  await toolWrite(cp, b, "b1");
+  cp.seal();
+  writeFileSync(b, "b1 and the user's line");
+  const refusal = await cp.undo(localFiles());
+  assert.match(refusal, /^\*\*Not undone\*\*: b\.txt changed since the turn of checkpoint 1 wrote it/);
+  assert.doesNotMatch(refusal, /a\.txt/);
+  assert.match(refusal, /`\/undo --force`/);
+  assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a1", "b1 and the user's line"], "all or nothing: a.txt not undone either");
+  assert.match(await cp.undo(localFiles(), true), /Undid checkpoint 1[\s\S]*Restored to their earlier content: a\.txt, b\.txt[\s\S]*Forced/);
+  assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a0", "b0"]);
+
+  writeFileSync(a, "a0, edited after the undo");
+  assert.match(await cp.redo(localFiles()), /^\*\*Not redone\*\*: a\.txt changed since checkpoint 1 was undone[\s\S]*`\/redo --force`/);
+  assert.equal(readFileSync(b, "utf8"), "b0", "nothing re-applied");
+  assert.match(await cp.redo(localFiles(), true), /Redid checkpoint 1/);
+  assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a1", "b1 and the user's line"], "what each held at the undo");
+});
+
+test("records written before the digest existed are still read and undone as before", async (t) => {
+  const { store, ws, cp } = await setup(t);
+  const a = join(ws, "a.txt");
+  const created = join(ws, "new.txt");
+  writeFileSync(a, "edited since, by anyone");
+  writeFileSync(created, "made by the old turn");
+  const hash = createHash("sha256").update("old a").digest("hex");
+  // The previous version's layout: no `left` on the entries.
+  await store.batch(
+    [
+      { type: "put", key: checkpointKeys.blob("s1", hash), value: { data: Buffer.from("old a").toString("base64") } },
+      {
+        type: "put",
+        key: checkpointKeys.checkpoint("s1", 1),
+        value: {
+          n: 1,
+          at: "2024-01-01T00:00:00.000Z",
+          state: "active",
+          files: [
+            { path: a, before: hash },
+            { path: created, before: null, dirs: [] },
+          ],
+        },
+      },
+    ],
+    true,
+  );
+  assert.match(await cp.list(), /- 1 — 2024-01-01T00:00:00\.000Z — a\.txt, new\.txt \(new\)$/);
+  assert.match(await cp.undo(localFiles()), /Undid checkpoint 1/);
+  assert.equal(readFileSync(a, "utf8"), "old a");
+  assert.equal(existsSync(created), false);
+  assert.match(await cp.redo(localFiles()), /Redid checkpoint 1/);
+  assert.equal(readFileSync(a, "utf8"), "edited since, by anyone");
 });

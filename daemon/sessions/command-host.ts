@@ -52,8 +52,8 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
   return {
     jobs: () => parts.jobs.list(),
     sandbox: () => parts.tools.sandboxSummary(),
-    undo: () => checkpoints.undo(files()),
-    redo: () => checkpoints.redo(files()),
+    undo: (force) => checkpoints.undo(files(), force),
+    redo: (force) => checkpoints.redo(files(), force),
     checkpoints: () => checkpoints.list(),
     tasks: (args) => parts.transcripts.show(args),
     record,

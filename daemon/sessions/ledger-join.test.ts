@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { keys, Store } from "../store/store.js";
+import { EditorSilence } from "../tools/editor-silence.js";
 import { joinableText } from "./ledger-join.js";
 import { replayLedger } from "./replay.js";
 import { SessionState } from "./session-state.js";
@@ -17,6 +18,7 @@ function window(): ClientPort & { sent: SessionUpdate[] } {
   return {
     sent,
     connectionId: "w1",
+    silence: new EditorSilence(() => undefined),
     capabilities: {
       readTextFile: false,
       writeTextFile: false,

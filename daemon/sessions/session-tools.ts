@@ -16,6 +16,7 @@ import type { FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "
 import type { JobTable } from "../tools/jobs.js";
 import type { Sandbox, SessionSandbox } from "../tools/sandbox.js";
 import type { ToolSpec } from "../provider/types.js";
+import type { WriteTicket } from "./checkpoints.js";
 import type { EditorRouter } from "./editor-router.js";
 import type { PermissionBroker } from "./permission-broker.js";
 import type { SessionRecord, SessionUpdate } from "./types.js";
@@ -33,8 +34,8 @@ export interface SessionToolsHost {
   jobs: JobTable;
   /** Where the session's commands run confined (tools/sandbox.ts). */
   sandbox: SessionSandbox;
-  /** Before a tool writes a file: the checkpoint saves what it held (`read`: as the tools see it). */
-  beforeWrite(path: string, read: () => Promise<{ text: string; encoding: string }>): Promise<void>;
+  /** Before a tool writes a file: the checkpoint saves what it held (`read`: as the tools see it); the ticket hears how the write went. */
+  beforeWrite(path: string, read: () => Promise<{ text: string; encoding: string }>): Promise<WriteTicket>;
   /** The task tool's child agent, over this call's runner (the parent's gate and grants). */
   subagent(runner: RunnerHost, toolCallId: string): SubagentRunner;
 }
@@ -101,8 +102,15 @@ export class SessionTools {
     const checkpointed = (files: FileAccess): FileAccess => ({
       ...files,
       write: async (path, text, encoding) => {
-        await host.beforeWrite(path, () => files.read(path));
-        return files.write(path, text, encoding);
+        const ticket = await host.beforeWrite(path, () => files.read(path));
+        try {
+          await files.write(path, text, encoding);
+        } catch (err) {
+          // Nothing was written (the editor refused it, say): no checkpoint entry may claim it was.
+          ticket.failed();
+          throw err;
+        }
+        ticket.wrote(text);
       },
     });
     const runner: RunnerHost = {

@@ -2,6 +2,7 @@ import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 
 export type { SessionUpdate, StopReason };
 import type { GoalState } from "../agent/goal.js";
+import type { EditorSilence } from "../tools/editor-silence.js";
 export type { GoalState };
 export type { ChatMessage } from "../provider/types.js";
 
@@ -20,6 +21,8 @@ export interface ClientPort {
   /** Bytes sent to this window but not yet taken by it: replay waits when it grows. */
   backlog(): number;
   request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
+  /** The `fs/*` and `terminal/*` methods this window let time out lately: the window's, for every session on it. */
+  readonly silence: EditorSilence;
 }
 
 export interface ClientCaps {

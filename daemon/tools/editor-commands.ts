@@ -2,19 +2,24 @@
  * Foreground commands in the editor's terminal when it offered `terminal`: create, wait (raced with
  * the timeout and cancel), output, and always release, killing first when it still runs. Every
  * request has a bound: create follows cancel too; wait_for_exit lasts exactly as long as the
- * command may, then is withdrawn; kill, output and release run even after a cancel.
+ * command may, then is withdrawn; kill, output and release run even after a cancel. A window that
+ * let one of its terminal requests time out lately (editor-silence.ts) is not used: the command
+ * runs here, confined as it would be here.
  */
 import { CreateTerminalResponse, TerminalOutputResponse, WaitForExitResponse } from "../../shared/acp-schemas.js";
 import { askEditor, editorAnswer, editorTimeoutMs } from "./editor-request.js";
 import type { CommandResult, CommandRunner, EditorPicker } from "./types.js";
 
 const OUTPUT_LIMIT = 64 * 1024;
+/** The terminal requests with the editor's bound (wait_for_exit lasts as long as the command). */
+const BOUNDED = ["terminal/create", "terminal/output", "terminal/kill", "terminal/release"];
+
 /** `timeoutMs` bounds the requests an editor answers at once (all but wait_for_exit). */
 export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner, timeoutMs = editorTimeoutMs()): CommandRunner {
   return {
     async run(command, opts) {
       const editor = pick("terminal");
-      if (!editor) return local.run(command, opts);
+      if (!editor || BOUNDED.some((m) => editor.silence?.silent(m))) return local.run(command, opts);
       // Confined the same way as on this machine: the editor runs `bwrap … -- /bin/sh -c …` in its terminal.
       const argv = ["/bin/sh", "-c", command];
       const { file, args } = opts.sandbox ? opts.sandbox.wrap(argv, opts.cwd, { newSession: true }) : { file: argv[0]!, args: argv.slice(1) };

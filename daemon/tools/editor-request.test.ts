@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { routedCommands } from "./editor-commands.js";
 import { routedFiles } from "./editor-files.js";
-import { askEditor, EditorTimeoutError } from "./editor-request.js";
+import { askEditor, EditorSilentError, EditorTimeoutError } from "./editor-request.js";
+import { EditorSilence } from "./editor-silence.js";
+import { localCommands } from "./local-commands.js";
 import { localFiles } from "./local-files.js";
 import type { CommandRunner, EditorPort } from "./types.js";
 
@@ -112,4 +114,71 @@ test("wait_for_exit lasts as long as the command may, is then withdrawn, and the
   assert.equal(c.cancelled, true);
   assert.equal(e2.calls[1]!.signal!.aborted, true);
   assert.equal(e2.calls.at(-1)!.method, "terminal/release");
+});
+
+/** A window that remembers what it let time out, on a clock the test moves; `warnings` as logged. */
+function silentWindow(answers: Record<string, unknown> = {}) {
+  const e = editor(answers);
+  let clock = 0;
+  const warnings: string[] = [];
+  const silence = new EditorSilence(
+    (method) => warnings.push(method),
+    1000,
+    () => clock,
+  );
+  const port: EditorPort = { ...e.port, request: e.port.request, silence };
+  return { ...e, port, silence, warnings, tick: (ms: number) => (clock += ms) };
+}
+
+test("a method that timed out is not asked again until askAgainMs has passed; an answer clears it; each timeout warns once", async () => {
+  const w = silentWindow();
+  await assert.rejects(askEditor(w.port, "fs/read_text_file", {}, { timeoutMs: 10 }), EditorTimeoutError);
+  assert.deepEqual(w.warnings, ["fs/read_text_file"]);
+  await assert.rejects(askEditor(w.port, "fs/read_text_file", {}, { timeoutMs: 10 }), (err: unknown) => {
+    assert.ok(err instanceof EditorSilentError);
+    assert.match(err.message, /^the editor did not answer fs\/read_text_file lately/);
+    return true;
+  });
+  assert.equal(w.calls.length, 1, "the second was not sent");
+  assert.equal(w.silence.silent("terminal/create"), false, "only that method is marked");
+  w.tick(1000);
+  await assert.rejects(askEditor(w.port, "fs/read_text_file", {}, { timeoutMs: 10 }), EditorTimeoutError, "asked again, and silent again");
+  assert.deepEqual(w.warnings, ["fs/read_text_file", "fs/read_text_file"]);
+  assert.equal(w.calls.length, 2);
+  w.silence.answered("fs/read_text_file", false);
+  assert.equal(w.silence.silent("fs/read_text_file"), false);
+});
+
+test("through a silent window: reads go to the disk at once; a write goes to the disk only if the window never took one; commands run here", async () => {
+  const p = join(dir, "silent.txt");
+  writeFileSync(p, "on disk\n");
+  const w = silentWindow({ "fs/write_text_file": {} });
+  const files = routedFiles("s1", () => w.port, localFiles(), new AbortController().signal, 10);
+  assert.deepEqual(await files.read(p), { text: "on disk\n", encoding: "utf8" });
+  assert.deepEqual(await files.read(p), { text: "on disk\n", encoding: "utf8" });
+  assert.equal(w.calls.filter((c) => c.method === "fs/read_text_file").length, 1, "one read waited, the next did not ask");
+
+  // Never took a write: the disk, as for a window without fs.
+  w.silence.timedOut("fs/write_text_file", 10);
+  await files.write(p, "to disk\n");
+  assert.equal(readFileSync(p, "utf8"), "to disk\n");
+  assert.equal(w.calls.filter((c) => c.method === "fs/write_text_file").length, 0);
+
+  // Took a write before: its buffer may hold it unsaved, so neither the editor nor the disk.
+  w.tick(1000);
+  await files.write(p, "to the buffer\n");
+  w.silence.timedOut("fs/write_text_file", 10);
+  await assert.rejects(files.write(p, "around the buffer\n"), /did not answer fs\/write_text_file lately.*Not written to the disk either/);
+  assert.equal(readFileSync(p, "utf8"), "to disk\n");
+
+  // A command: here, when any bounded terminal request timed out lately.
+  w.silence.timedOut("terminal/output", 10);
+  const r = await routedCommands("s1", () => w.port, localCommands({ PATH: process.env.PATH })).run("echo here", {
+    cwd: dir,
+    timeoutMs: 10_000,
+    signal: new AbortController().signal,
+  });
+  assert.equal(r.output, "here\n");
+  assert.equal(r.terminalId, undefined);
+  assert.equal(w.calls.filter((c) => c.method.startsWith("terminal/")).length, 0);
 });

@@ -2,9 +2,12 @@
  * A request to an editor window with a bound. A window that never answers must not hold a tool call,
  * and the turn behind it, for ever: when the bound or the call's own cancellation comes first, the
  * request is withdrawn (the peer sends `$/cancel_request` and forgets it) and the call goes on with
- * an error that names the method.
+ * an error that names the method. The window remembers the timeout (editor-silence.ts): the next
+ * requests of that method fail at once with EditorSilentError, which the callers take as "go the
+ * local way", until the window is asked again.
  */
 import type { z } from "zod";
+import { RpcError } from "../../shared/jsonrpc.js";
 import type { EditorPort } from "./types.js";
 
 let bound = (): number => 60_000;
@@ -37,7 +40,19 @@ export class EditorTimeoutError extends Error {
   }
 }
 
+/** The window let a request of this method time out lately: it is not asked, nothing waits. */
+export class EditorSilentError extends Error {
+  constructor(
+    readonly method: string,
+    askAgainMs: number,
+  ) {
+    super(`the editor did not answer ${method} lately, so it is not asked again for up to ${Math.round(askAgainMs / 60_000)} minutes`);
+    this.name = "EditorSilentError";
+  }
+}
+
 export async function askEditor(editor: EditorPort, method: string, params: unknown, opts: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown> {
+  if (editor.silence?.silent(method)) throw new EditorSilentError(method, editor.silence.askAgainMs);
   const withdraw = new AbortController();
   const follow = (): void => withdraw.abort(opts.signal?.reason);
   if (opts.signal?.aborted) follow();
@@ -51,9 +66,16 @@ export async function askEditor(editor: EditorPort, method: string, params: unkn
           withdraw.abort();
         }, opts.timeoutMs);
   try {
-    return await editor.request(method, params, { signal: withdraw.signal });
+    const answer = await editor.request(method, params, { signal: withdraw.signal });
+    editor.silence?.answered(method, true);
+    return answer;
   } catch (err) {
-    if (timedOut) throw new EditorTimeoutError(method, opts.timeoutMs!);
+    if (timedOut) {
+      editor.silence?.timedOut(method, opts.timeoutMs!);
+      throw new EditorTimeoutError(method, opts.timeoutMs!);
+    }
+    // An error the editor sent is an answer too; a withdrawal or a closed connection is not.
+    if (err instanceof RpcError && !withdraw.signal.aborted) editor.silence?.answered(method, false);
     throw err;
   } finally {
     clearTimeout(timer);

@@ -4,6 +4,7 @@
  */
 import type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { z } from "zod";
+import type { EditorSilence } from "./editor-silence.js";
 import type { FileSnapshots } from "./file-snapshots.js";
 import type { Sandbox } from "./sandbox.js";
 
@@ -211,6 +212,8 @@ export function defineTool<A>(def: ToolDefinition<A>): Tool {
 export interface EditorPort {
   readonly closed: boolean;
   request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
+  /** The requests this window let time out lately (editor-silence.ts); absent: it is always asked. */
+  readonly silence?: EditorSilence;
 }
 
 export type EditorCapability = "readTextFile" | "writeTextFile" | "terminal";

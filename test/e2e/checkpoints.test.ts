@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { FakeEditor } from "../support/editor.js";
 import { stopDaemon } from "../support/harness.js";
 import type { Agent } from "../support/harness.js";
 import { world, within } from "./fixture.js";
@@ -109,4 +110,109 @@ test("/undo goes through the editor's buffers when it offers fs, and brings back
   const writes = agent.agentRequests.filter((r) => r.method === "fs/write_text_file");
   assert.equal(writes.length, 2);
   assert.equal(writes[1]!.params.content, "one\r\ntwo, unsaved");
+});
+
+const FS = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
+
+test("a write the editor refused leaves no checkpoint entry, and /undo after the user changed that file leaves the user's content", async (t) => {
+  const { agent, model, workdir } = await world(t, { clientCapabilities: FS });
+  const editor = new FakeEditor();
+  editor.attach(agent);
+  const hello = join(workdir, "hello.txt");
+  writeFileSync(hello, "hello\n");
+  model.enqueue(
+    { toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "a from turn 1\n" } }] },
+    { content: ["wrote a"] },
+    { toolCalls: [{ name: "write_file", arguments: { path: "hello.txt", content: "hello from the model\n" } }] },
+    { content: ["tried hello"] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "write a");
+  assert.match(agent.textOf(sessionId), /\[checkpoint 1\] Saved the prior state of 1 file this turn changed \(a\.txt\)/);
+  editor.faults.set("fs/write_text_file", "fail");
+  await agent.prompt(sessionId, "write hello");
+  assert.equal(editor.buffers.get(hello), undefined, "the editor took nothing");
+  const checkpointLines = agent.updatesFor(sessionId).filter((u) => u._meta?.["reasonix.io"]?.kind === "checkpoint");
+  assert.deepEqual(
+    checkpointLines.map((u) => u.content.text.match(/\[checkpoint \d+\][^;]*/)![0]),
+    ["[checkpoint 1] Saved the prior state of 1 file this turn changed (a.txt)"],
+    "no [checkpoint N] names hello.txt",
+  );
+  await agent.prompt(sessionId, "/checkpoints");
+  assert.match(lastAnswer(agent, sessionId), /^\*\*Checkpoints\*\* \(newest last\)\n- 1 — .* — a\.txt \(new\)$/);
+
+  // The user edits hello.txt in the editor; /undo undoes turn 1 (a.txt) and leaves hello.txt alone.
+  editor.faults.clear();
+  editor.buffers.set(hello, "hello, the user's edit\n");
+  await agent.prompt(sessionId, "/undo");
+  assert.match(lastAnswer(agent, sessionId), /Undid checkpoint 1/);
+  assert.doesNotMatch(lastAnswer(agent, sessionId), /hello/);
+  assert.equal(editor.buffers.get(hello), "hello, the user's edit\n");
+  assert.equal(readFileSync(hello, "utf8"), "hello\n");
+  assert.equal(editor.calls.filter((c) => c.method === "fs/write_text_file" && c.params.path === hello).length, 1, "only the refused write ever aimed at it");
+});
+
+test("/undo refuses, naming it, a file the user changed since the turn and changes nothing; /undo --force restores; /redo likewise", async (t) => {
+  const { agent, model, workdir } = await world(t, { clientCapabilities: FS });
+  const editor = new FakeEditor();
+  editor.attach(agent);
+  const a = join(workdir, "a.txt");
+  writeFileSync(a, "a as it was\n");
+  model.enqueue({ toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "a from the turn\n" } }] }, { content: ["wrote a"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "write a");
+  assert.equal(editor.buffers.get(a), "a from the turn\n");
+  editor.buffers.set(a, "a from the turn\nand the user's line\n");
+
+  await agent.prompt(sessionId, "/undo");
+  assert.match(
+    lastAnswer(agent, sessionId),
+    /^\*\*Not undone\*\*: a\.txt changed since the turn of checkpoint 1 wrote it[\s\S]*Nothing was touched[\s\S]*`\/undo --force`/,
+  );
+  assert.equal(editor.buffers.get(a), "a from the turn\nand the user's line\n");
+  await agent.prompt(sessionId, "/help");
+  assert.match(lastAnswer(agent, sessionId), /`\/undo \[--force\]`/);
+
+  await agent.prompt(sessionId, "/undo --force");
+  assert.match(lastAnswer(agent, sessionId), /Undid checkpoint 1[\s\S]*Restored to their earlier content: a\.txt/);
+  assert.equal(editor.buffers.get(a), "a as it was\n");
+
+  // The user edits again after the undo: /redo refuses to clobber it, --force re-applies what the undo saved.
+  editor.buffers.set(a, "a as it was, edited after the undo\n");
+  await agent.prompt(sessionId, "/redo");
+  assert.match(lastAnswer(agent, sessionId), /^\*\*Not redone\*\*: a\.txt changed since checkpoint 1 was undone[\s\S]*`\/redo --force`/);
+  assert.equal(editor.buffers.get(a), "a as it was, edited after the undo\n");
+  await agent.prompt(sessionId, "/redo --force");
+  assert.match(lastAnswer(agent, sessionId), /Redid checkpoint 1/);
+  assert.equal(editor.buffers.get(a), "a from the turn\nand the user's line\n");
+});
+
+test("a turn that wrote two files, one changed since: /undo is all or nothing, refusing and naming only the changed one; --force restores both", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  writeFileSync(join(workdir, "a.txt"), "a0\n");
+  model.enqueue(
+    {
+      toolCalls: [
+        { id: "w1", name: "write_file", arguments: { path: "a.txt", content: "a1\n" } },
+        { id: "w2", name: "write_file", arguments: { path: "b.txt", content: "b1\n" } },
+      ],
+    },
+    { content: ["wrote both"] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "write both");
+  writeFileSync(join(workdir, "b.txt"), "b1\nthe user's b\n");
+  await agent.prompt(sessionId, "/undo");
+  const refusal = lastAnswer(agent, sessionId);
+  assert.match(refusal, /^\*\*Not undone\*\*: b\.txt changed since/);
+  assert.doesNotMatch(refusal, /a\.txt/);
+  assert.equal(readFileSync(join(workdir, "a.txt"), "utf8"), "a1\n", "the unchanged file is not undone alone");
+  assert.equal(readFileSync(join(workdir, "b.txt"), "utf8"), "b1\nthe user's b\n");
+  await agent.prompt(sessionId, "/undo --force");
+  assert.match(lastAnswer(agent, sessionId), /Removed \(created by that turn\): b\.txt[\s\S]*Restored to their earlier content: a\.txt/);
+  assert.equal(readFileSync(join(workdir, "a.txt"), "utf8"), "a0\n");
+  assert.equal(existsSync(join(workdir, "b.txt")), false);
 });
