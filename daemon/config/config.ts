@@ -93,6 +93,7 @@ export const ConfigFile = z
       .optional(),
     webFetch: z.object({ allowPrivateNetwork: z.boolean() }).partial().strict().optional(),
     sandbox: z.object({ network: z.boolean() }).partial().strict().optional(),
+    detachedTurns: z.enum(["hold", "continue", "cancel"]).optional(),
   })
   .strict();
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -147,7 +148,15 @@ export interface DaemonConfig {
    * empty network of its own, so an approved command cannot send anything anywhere.
    */
   sandbox: { network: boolean };
+  /**
+   * A turn whose last window went away without cancel (agent/window-hold.ts): `hold` waits before
+   * its next change or model request until a window attaches (at most permissionTimeoutSeconds,
+   * then cancelled); `continue` runs on as if a window were there; `cancel` cancels it at once.
+   */
+  detachedTurns: DetachedTurns;
 }
+
+export type DetachedTurns = "hold" | "continue" | "cancel";
 
 export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
 export const DEEPSEEK_MODELS = ["deepseek-v4-flash", "deepseek-v4-pro"];
@@ -211,6 +220,7 @@ export const ENV_OVERRIDES = {
   REASONIX_GOAL_MAX_SECONDS: ["goal", "maxSeconds"],
   REASONIX_DISPLAY_CURRENCY: ["displayCurrency"],
   REASONIX_LISTEN: ["listen"],
+  REASONIX_DETACHED_TURNS: ["detachedTurns"],
 } as const satisfies Record<string, readonly [string] | readonly [string, string]>;
 
 const NUMERIC = /^-?\d+(\.\d+)?$/;
@@ -270,6 +280,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     shellEnvironment: file.shellEnvironment ?? {},
     webFetch: { allowPrivateNetwork: file.webFetch?.allowPrivateNetwork ?? false },
     sandbox: { network: file.sandbox?.network ?? true },
+    detachedTurns: file.detachedTurns ?? "hold",
     displayCurrency: file.displayCurrency,
     compaction: {
       auto: file.compaction?.auto ?? DEFAULT_COMPACTION.auto,
