@@ -39,7 +39,9 @@ function notice(text: string): SessionUpdate {
 }
 
 /** Said as `detachedTurns: cancel` stops a turn because its last window went away. */
-export const DETACHED_CANCEL_NOTICE: SessionUpdate = notice("[cancelled] The last window went away without cancelling (detachedTurns: cancel): the turn is cancelled.");
+export const DETACHED_CANCEL_NOTICE: SessionUpdate = notice(
+  "[cancelled] The last window went away without cancelling (detachedTurns: cancel): the turn is cancelled.",
+);
 
 function duration(ms: number): string {
   const s = ms / 1000;

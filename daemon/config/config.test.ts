@@ -88,3 +88,11 @@ test("the model's idle watchdog and retries: defaults, file values, environment 
   assert.throws(() => resolveConfig({}, { REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: "never" }), /REASONIX_MODEL_IDLE_TIMEOUT_SECONDS="never"/);
   assert.throws(() => parseConfigText('{"modelRetry":{"retries":-1}}', "config.json"), /modelRetry\.retries/);
 });
+
+test("detachedTurns: hold by default, continue or cancel from the file or the environment, nothing else", () => {
+  assert.equal(resolveConfig({}, {}).detachedTurns, "hold");
+  assert.equal(resolveConfig(parseConfigText('{"detachedTurns":"continue"}', "config.json"), {}).detachedTurns, "continue");
+  assert.equal(resolveConfig({ detachedTurns: "continue" }, { REASONIX_DETACHED_TURNS: "cancel" }).detachedTurns, "cancel");
+  assert.throws(() => parseConfigText('{"detachedTurns":"wait"}', "config.json"), /detachedTurns/);
+  assert.throws(() => resolveConfig({}, { REASONIX_DETACHED_TURNS: "stop" }), /REASONIX_DETACHED_TURNS="stop"/);
+});

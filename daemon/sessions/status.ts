@@ -36,8 +36,8 @@ export function statusSnapshot(v: StatusView): Record<string, unknown> {
     ? v.held
       ? "waiting_input"
       : v.pendingPermissions > 0
-      ? "waiting_permission"
-      : "working"
+        ? "waiting_permission"
+        : "working"
     : !outcome
       ? "idle"
       : outcome.kind === "max_turn_requests"

@@ -178,7 +178,7 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
   // With no window attached the call waits here, shown, before anything asks or runs; plan mode
   // refuses changes without running them, so those need no wait.
   if (host.beforeChange && changesWorld(call.access) && host.mode() !== "plan" && !(await host.beforeChange(call.title, signal))) {
-    const note = "Not run: no window was attached, and the turn was cancelled.";
+    const note = "Not run: no window was attached to let it go on.";
     host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [text(note)] });
     return note;
   }

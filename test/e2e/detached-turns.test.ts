@@ -29,16 +29,21 @@ const liveOf = async (home: string, sessionId: string): Promise<any> =>
 
 /**
  * A turn whose first round streams until `release`: its text, then (once released) `calls`. The
- * window is killed mid-stream, the daemon has seen it go, and then the round is let finish.
+ * window is killed mid-stream (or, `polite`, its shim leaves: still no session/cancel), the daemon
+ * has seen it go, and then the round is let finish.
  */
-async function killMidRound(agent: Agent, model: ScriptedModel, home: string, workdir: string, calls: object[], after: object[] = [{ content: ["Written."] }]) {
+async function killMidRound(agent: Agent, model: ScriptedModel, home: string, workdir: string, calls: object[], polite = false) {
   let release!: () => void;
-  model.enqueue({ content: ["I will write it. ", "Now."], toolCalls: calls as never, holdUntil: new Promise<void>((r) => (release = r)) }, ...(after as never[]));
+  model.enqueue(
+    { content: ["I will write it. ", "Now."], toolCalls: calls as never, holdUntil: new Promise<void>((r) => (release = r)) },
+    { content: ["Written."] },
+  );
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   agent.prompt(sessionId, "write out.txt").catch(() => undefined);
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
-  await agent.kill("SIGKILL");
+  if (polite) await agent.closeStdin();
+  else await agent.kill("SIGKILL");
   await until(async () => (await liveOf(home, sessionId))?.attachments === 0, "the daemon to see the window gone");
   release();
   return sessionId;
@@ -134,11 +139,7 @@ test("held with no window: a read-only tool of the round still runs, the write a
   );
   const readDone = replay.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === calls[0].toolCallId && u.status === "completed");
   assert.ok(readDone, "the read ran while nobody was attached");
-  assert.equal(
-    replay.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === calls[1].toolCallId).length,
-    0,
-    "the write had not started",
-  );
+  assert.equal(replay.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === calls[1].toolCallId).length, 0, "the write had not started");
   await second.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "Written.");
   assert.equal(readFileSync(join(workdir, "out.txt"), "utf8"), "data\n");
   const toolMessages = model.requests[1]!.body.messages.filter((m: { role: string }) => m.role === "tool");
@@ -174,7 +175,8 @@ test('detachedTurns "cancel": the turn is cancelled as the last window goes, mid
 
 test("a held turn no window claims within permissionTimeoutSeconds ends cancelled; the write never happens", async (t) => {
   const { agent, model, workdir, home, spawn } = await world(t, { env: { REASONIX_PERMISSION_TIMEOUT_SECONDS: "0.5" } });
-  const sessionId = await killMidRound(agent, model, home.dir, workdir, [write]);
+  // The shim leaves politely this time (its stdin closed): without session/cancel, that is the same.
+  const sessionId = await killMidRound(agent, model, home.dir, workdir, [write], true);
   await until(async () => (await daemonStatus(home.dir)).runningTurns === 0, "the held turn to time out");
   assert.equal(existsSync(join(workdir, "out.txt")), false);
   assert.equal(model.requests.length, 1);
@@ -186,8 +188,56 @@ test("a held turn no window claims within permissionTimeoutSeconds ends cancelle
   const call = replay.find((u) => u.sessionUpdate === "tool_call");
   const end = replay.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId);
   assert.equal(end.status, "failed");
+  assert.equal(end.content[0].content.text, "Not run: no window was attached to let it go on.");
   const status = await second.rpc.request("_reasonix.io/session/status", { sessionId });
   assert.equal(status.turnOutcome.kind, "cancelled");
   assert.equal(existsSync(join(workdir, "out.txt")), false);
   assert.equal(model.requests.length, 1, "loading the cancelled turn runs nothing");
+});
+
+test("held: session/cancel from a window that never attached ends the wait at once, cancelled", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t);
+  const sessionId = await killMidRound(agent, model, home.dir, workdir, [write]);
+  await until(async () => (await liveOf(home.dir, sessionId))?.held != null, "the turn to hold");
+  const other = spawn();
+  await other.initialize();
+  await other.cancel(sessionId);
+  await until(async () => (await daemonStatus(home.dir)).runningTurns === 0, "the turn to end");
+  assert.equal((await other.rpc.request("_reasonix.io/session/status", { sessionId })).turnOutcome.kind, "cancelled");
+  assert.equal(existsSync(join(workdir, "out.txt")), false);
+  assert.equal(model.requests.length, 1);
+});
+
+test("a subagent's write waits too while no window is attached, and goes on when one loads the session", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t);
+  let release!: () => void;
+  model.enqueue(
+    { toolCalls: [{ id: "task1", name: "task", arguments: { prompt: "write sub.txt", allowEdits: true } }] },
+    {
+      content: ["child writing"],
+      toolCalls: [{ id: "cw", name: "write_file", arguments: { path: "sub.txt", content: "child\n" } }],
+      holdUntil: new Promise<void>((r) => (release = r)),
+    },
+    { content: ["child done"] },
+    { content: ["Finished."] },
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  agent.prompt(sessionId, "delegate it").catch(() => undefined);
+  await model.waitForRequests(2);
+  await agent.kill("SIGKILL");
+  await until(async () => (await liveOf(home.dir, sessionId))?.attachments === 0, "the daemon to see the window gone");
+  release();
+  await until(async () => (await liveOf(home.dir, sessionId))?.held != null, "the subagent's write to hold");
+  assert.equal((await liveOf(home.dir, sessionId)).held.before, 'the tool call "Write sub.txt"');
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(existsSync(join(workdir, "sub.txt")), false);
+  assert.equal(model.requests.length, 2);
+
+  const second = spawn();
+  await second.initialize();
+  await load(second, sessionId, workdir);
+  await second.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "Finished.");
+  assert.equal(readFileSync(join(workdir, "sub.txt"), "utf8"), "child\n");
+  assert.equal(model.requests.length, 4);
 });
