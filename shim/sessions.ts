@@ -14,6 +14,8 @@ interface LiveSession {
   sessionId: string;
   status: string;
   running: boolean;
+  /** The turn waits for a window (none attached) before a change or a model request. */
+  held?: { since: string; before: string; until: string } | null;
   attachments: number;
   pendingPermissions: unknown[];
   inbox?: { depth: number };
@@ -22,6 +24,7 @@ interface LiveSession {
 /** What a session is doing now: live sessions from /status, the rest from their stored state. */
 function stateOf(live: LiveSession | undefined): string {
   if (!live) return "stored";
+  if (live.held) return "held (waiting for a window)";
   if (live.pendingPermissions.length > 0) return "waiting for permission";
   if (live.running) return "running";
   if (live.status === "interrupted") return "interrupted";
@@ -77,7 +80,7 @@ export async function listSessionsCommand(args: string[]): Promise<void> {
   for (const r of rows) {
     const l = live.get(r.sessionId);
     const windows = l ? `${l.attachments} window${l.attachments === 1 ? "" : "s"}` : "";
-    process.stdout.write(`${r.sessionId}  ${stateOf(l).padEnd(22)}  ${windows.padEnd(9)}  ${r.updatedAt ?? ""}  ${r.cwd}  ${r.title ?? ""}\n`);
+    process.stdout.write(`${r.sessionId}  ${stateOf(l).padEnd(27)}  ${windows.padEnd(9)}  ${r.updatedAt ?? ""}  ${r.cwd}  ${r.title ?? ""}\n`);
   }
 }
 

@@ -9,13 +9,14 @@ import type { ToolCallRequest } from "../tools/runner.js";
 import type { Logger } from "../log/log.js";
 import type { GoalBounds, GoalState } from "./goal.js";
 import type { CompactionPort } from "./compactor.js";
+import type { WindowPort } from "./window-hold.js";
 
 export type LedgerMark = { type: "turn_start"; turnId: string } | { type: "turn_end"; turnId: string; stopReason?: StopReason; error?: string };
 
 export type StatusEvent = "phase" | "usage" | "completion" | "pause" | "error";
 export type OutcomeKind = "completed" | "cancelled" | "paused" | "error" | "max_turn_requests";
 
-export interface SessionPort<W> extends CompactionPort {
+export interface SessionPort<W> extends CompactionPort, WindowPort {
   readonly id: string;
   readonly log: Logger;
 

@@ -34,6 +34,8 @@ export interface SubagentDeps {
   limits: SubagentLimits;
   /** Keeps the child's whole conversation once it ends (the session stores it for `/tasks`). */
   keep?(transcript: SubagentTranscript): void;
+  /** Before each of the child's model requests: the parent turn's hold for a window (window-hold.ts). */
+  beforeRequest?(signal: AbortSignal): Promise<void>;
 }
 
 export interface SubagentTranscript {
@@ -141,6 +143,7 @@ export function subagentRunner(deps: SubagentDeps): SubagentRunner {
               deps.onUsage(u);
             },
             budgetExceeded: () => (tokens >= limits.maxTokens ? `[warning] The subagent used its ${limits.maxTokens} tokens.` : undefined),
+            ...(deps.beforeRequest ? { beforeRequest: deps.beforeRequest } : {}),
           },
           deps.createModel(),
           controller.signal,

@@ -12,6 +12,7 @@ import type { LedgerMark, OutcomeKind, SessionPort } from "./session-port.js";
 import type { ContextAnchor } from "./compaction.js";
 import type { CompactionInfo } from "./compactor.js";
 import { TurnRunner } from "./turn-runner.js";
+import type { DetachedTurns } from "./window-hold.js";
 
 type Round = Partial<RoundResult> & { onRequest?: () => void };
 
@@ -168,6 +169,37 @@ class MemorySession implements SessionPort<string> {
   contextUpdate(used: number): SessionUpdate {
     return { sessionUpdate: "usage_update", used, size: this.window };
   }
+  attached = true;
+  policy: DetachedTurns = "hold";
+  holdMs = 60_000;
+  private readonly waiters = new Set<() => void>();
+  detachedTurns(): DetachedTurns {
+    return this.policy;
+  }
+  windowAttached(): boolean {
+    return this.attached;
+  }
+  holdTimeoutMs(): number {
+    return this.holdMs;
+  }
+  waitForWindow(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (v: boolean): void => {
+        clearTimeout(timer);
+        this.waiters.delete(onAttach);
+        resolve(v);
+      };
+      const onAttach = (): void => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.waiters.add(onAttach);
+      signal.addEventListener("abort", () => done(false), { once: true });
+    });
+  }
+  /** A window attaches: a held turn goes on. */
+  attach(): void {
+    this.attached = true;
+    for (const w of [...this.waiters]) w();
+  }
 }
 
 const call = (name: string, id = name) => ({ id, name, arguments: "{}" });
@@ -311,4 +343,59 @@ test("cancel during the summary request: the turn ends cancelled and the history
     ["sys", "one", "a1", "two"],
   );
   assert.equal(s.replaced.length, 0);
+});
+
+test("no window attached: the round streaming finishes, then no model request until a window attaches", async () => {
+  let s!: MemorySession;
+  const model = new MemoryModel([{ toolCalls: [call("a")], onRequest: () => (s.attached = false) }, { content: "after" }]);
+  s = new MemorySession(model);
+  const runner = new TurnRunner(s);
+  const turn = runner.run({ origin: undefined, modelText: "go" });
+  while (!runner.held) await new Promise((r) => setImmediate(r));
+  assert.deepEqual(s.toolRuns, ["a"], "the round's tools run (the session's gate holds the changing ones)");
+  assert.equal(model.requests.length, 1);
+  assert.equal(runner.held.before, "its next model request");
+  assert.match(texts(s).join(""), /\[held\] No window is attached, so the turn waits before its next model request/);
+  s.attach();
+  assert.equal(await turn, "end_turn");
+  assert.equal(runner.held, undefined);
+  assert.equal(model.requests.length, 2);
+});
+
+test("a held turn nobody claims in time ends cancelled, and says so", async () => {
+  const model = new MemoryModel([{ content: "never asked" }]);
+  const s = new MemorySession(model);
+  s.attached = false;
+  s.holdMs = 30;
+  assert.equal(await new TurnRunner(s).run({ origin: undefined, modelText: "go" }), "cancelled");
+  assert.equal(model.requests.length, 0);
+  assert.equal(s.outcome, "cancelled");
+  assert.match(texts(s).at(-1)!, /\[cancelled\] No window attached within 0.03 s/);
+});
+
+test("detachedTurns: continue runs on with no window; cancel stops at the first hold point", async () => {
+  const going = new MemorySession(new MemoryModel([{ toolCalls: [call("a")] }, { content: "done" }]));
+  going.attached = false;
+  going.policy = "continue";
+  assert.equal(await new TurnRunner(going).run({ origin: undefined, modelText: "go" }), "end_turn");
+  assert.equal(going.model.requests.length, 2);
+
+  const stopping = new MemorySession(new MemoryModel([{ content: "never asked" }]));
+  stopping.attached = false;
+  stopping.policy = "cancel";
+  assert.equal(await new TurnRunner(stopping).run({ origin: undefined, modelText: "go" }), "cancelled");
+  assert.equal(stopping.model.requests.length, 0);
+});
+
+test("cancel while held: the wait ends at once and the turn is cancelled", async () => {
+  const model = new MemoryModel([{ content: "never asked" }]);
+  const s = new MemorySession(model);
+  s.attached = false;
+  const runner = new TurnRunner(s);
+  const turn = runner.run({ origin: undefined, modelText: "go" });
+  while (!runner.held) await new Promise((r) => setImmediate(r));
+  runner.cancel();
+  assert.equal(await turn, "cancelled");
+  assert.equal(model.requests.length, 0);
+  assert.equal(runner.held, undefined);
 });

@@ -13,6 +13,7 @@ import { contextEstimate, currentSummary } from "./compaction.js";
 import { continuationText, GOAL_NOTE, nextGoalStep } from "./goal.js";
 import type { SessionPort } from "./session-port.js";
 import { turnStartSlot } from "./turn-start.js";
+import { WindowHold, type HeldTurn } from "./window-hold.js";
 
 export interface TurnInput<W> {
   origin: W | undefined;
@@ -42,8 +43,15 @@ export class TurnRunner<W> {
   private tail: Promise<void> = Promise.resolve();
   private waiting = 0;
   private stopped = false;
+  private readonly hold: WindowHold;
 
-  constructor(private readonly port: SessionPort<W>) {}
+  constructor(private readonly port: SessionPort<W>) {
+    this.hold = new WindowHold(
+      port,
+      (u) => this.emitForTurn(u),
+      (e) => port.notifyStatus(e),
+    );
+  }
 
   get running(): boolean {
     return this.active !== undefined;
@@ -71,6 +79,21 @@ export class TurnRunner<W> {
   /** Whether the running turn can still take a steer at its next boundary between model rounds. */
   get acceptsSteers(): boolean {
     return this.active?.open === true && this.active.steerable;
+  }
+
+  /** The running turn waits for a window before a change or a model request (window-hold.ts). */
+  get held(): HeldTurn | undefined {
+    return this.hold.current;
+  }
+
+  /**
+   * A hold point of the running turn (its own tool calls and model requests, and its subagents'):
+   * true when it may go on; false when it was cancelled (no window, by policy or in time).
+   */
+  holdForWindow(before: string, signal: AbortSignal): Promise<boolean> {
+    const turn = this.active;
+    if (!turn?.open) return Promise.resolve(true);
+    return this.hold.clear(before, signal, (reason) => turn.controller.abort(reason));
   }
 
   /** Updates of a turn that has answered are dropped. */
@@ -228,6 +251,7 @@ export class TurnRunner<W> {
         shouldStop: () => port.goal()?.status === "blocked",
         admitSteers: () => this.admitSteers(),
         budgetExceeded: () => port.budgetExceeded(),
+        beforeRequest: async (signal) => void (await this.holdForWindow("its next model request", signal)),
         beforeRound: async (signal) => {
           const result = await compactIfNeeded(port, model, (u) => this.emitForTurn(u), signal);
           // A steer that arrived while the summary was written joins the round that follows.

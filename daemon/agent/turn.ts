@@ -24,6 +24,11 @@ export interface TurnHost {
   admitSteers?(): Promise<number>;
   /** A per-turn budget that is used up: its warning. The turn then pauses with end_turn. */
   budgetExceeded?(): string | undefined;
+  /**
+   * Before every model request (each round, a retry, before the compaction in `beforeRound`): where
+   * a turn with no window waits for one (window-hold.ts). It cancels through the signal.
+   */
+  beforeRequest?(signal: AbortSignal): Promise<void>;
   /** Runs before each model round, at a boundary where nothing streams (context compaction). */
   beforeRound?(signal: AbortSignal): Promise<void>;
   /** Rounds run on this turn's behalf elsewhere (subagents): they count against `maxSteps`. */
@@ -38,11 +43,17 @@ const isAbort = (signal: AbortSignal): boolean => signal.aborted;
 
 export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSignal, opts: TurnOptions): Promise<StopReason> {
   for (let step = 0; step + (host.extraSteps?.() ?? 0) < opts.maxSteps; step++) {
+    await host.beforeRequest?.(signal);
+    if (isAbort(signal)) return "cancelled";
     await host.beforeRound?.(signal);
     if (isAbort(signal)) return "cancelled";
     let round: RoundResult | undefined;
     // A truly empty answer is retried once at the same request boundary.
     for (let attempt = 0; attempt < 2; attempt++) {
+      if (attempt > 0) {
+        await host.beforeRequest?.(signal);
+        if (isAbort(signal)) return "cancelled";
+      }
       try {
         round = await model.stream({ messages: [...host.history()], tools: host.toolSpecs() }, signal, (d) =>
           host.emit({

@@ -99,3 +99,11 @@ test("retention: durations with a unit, both rules optional, none by default; ba
   assert.throws(() => parseConfigText('{"retention":{"empty":"0d"}}', "config.json"), /retention\.empty: not a duration/);
   assert.throws(() => parseConfigText('{"retention":{"days":30}}', "config.json"), /"days" at retention/);
 });
+
+test("detachedTurns: hold by default, continue or cancel from the file or the environment, nothing else", () => {
+  assert.equal(resolveConfig({}, {}).detachedTurns, "hold");
+  assert.equal(resolveConfig(parseConfigText('{"detachedTurns":"continue"}', "config.json"), {}).detachedTurns, "continue");
+  assert.equal(resolveConfig({ detachedTurns: "continue" }, { REASONIX_DETACHED_TURNS: "cancel" }).detachedTurns, "cancel");
+  assert.throws(() => parseConfigText('{"detachedTurns":"wait"}', "config.json"), /detachedTurns/);
+  assert.throws(() => resolveConfig({}, { REASONIX_DETACHED_TURNS: "stop" }), /REASONIX_DETACHED_TURNS="stop"/);
+});

@@ -97,6 +97,7 @@ export const ConfigFile = z
     webFetch: z.object({ allowPrivateNetwork: z.boolean() }).partial().strict().optional(),
     sandbox: z.object({ network: z.boolean() }).partial().strict().optional(),
     retention: z.object({ olderThan: Duration, empty: Duration }).partial().strict().optional(),
+    detachedTurns: z.enum(["hold", "continue", "cancel"]).optional(),
   })
   .strict();
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -156,7 +157,15 @@ export interface DaemonConfig {
    * `olderThanMs` any session, `emptyMs` a session nobody ever prompted. Absent: kept for ever.
    */
   retention: { olderThanMs?: number; emptyMs?: number };
+  /**
+   * A turn whose last window went away without cancel (agent/window-hold.ts): `hold` waits before
+   * its next change or model request until a window attaches (at most permissionTimeoutSeconds,
+   * then cancelled); `continue` runs on as if a window were there; `cancel` cancels it at once.
+   */
+  detachedTurns: DetachedTurns;
 }
+
+export type DetachedTurns = "hold" | "continue" | "cancel";
 
 export const DEEPSEEK_DEFAULT_BASE_URL = "https://api.deepseek.com";
 export const DEEPSEEK_MODELS = ["deepseek-v4-flash", "deepseek-v4-pro"];
@@ -220,6 +229,7 @@ export const ENV_OVERRIDES = {
   REASONIX_GOAL_MAX_SECONDS: ["goal", "maxSeconds"],
   REASONIX_DISPLAY_CURRENCY: ["displayCurrency"],
   REASONIX_LISTEN: ["listen"],
+  REASONIX_DETACHED_TURNS: ["detachedTurns"],
 } as const satisfies Record<string, readonly [string] | readonly [string, string]>;
 
 const NUMERIC = /^-?\d+(\.\d+)?$/;
@@ -283,6 +293,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
       ...(file.retention?.olderThan ? { olderThanMs: parseDuration(file.retention.olderThan)! } : {}),
       ...(file.retention?.empty ? { emptyMs: parseDuration(file.retention.empty)! } : {}),
     },
+    detachedTurns: file.detachedTurns ?? "hold",
     displayCurrency: file.displayCurrency,
     compaction: {
       auto: file.compaction?.auto ?? DEFAULT_COMPACTION.auto,

@@ -47,6 +47,7 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
       connections: state.connections,
       sessions: { live: live.length, stored, unloadedIdle: state.services.sessions.unloadedIdle },
       runningTurns: live.filter((s) => s.running).length,
+      heldTurns: live.filter((s) => s.held !== null).length,
       queuedPrompts: live.reduce((n, s) => n + s.queuedPrompts, 0),
       pendingPermissions: live.reduce((n, s) => n + s.pendingPermissions.length, 0),
       inboxDepth: live.reduce((n, s) => n + s.inbox.depth, 0),

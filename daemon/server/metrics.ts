@@ -34,6 +34,11 @@ async function buildRegistry(state: DaemonState): Promise<Registry> {
   gauge("reasonix_sessions_live", "Sessions held in memory.", () => live().length);
   gauge("reasonix_sessions_stored", "Sessions in the store.", async () => (await state.store.range(keys.sessionPrefix)).length);
   gauge("reasonix_turns_running", "Turns running now.", () => live().filter((s) => s.running).length);
+  gauge(
+    "reasonix_turns_held",
+    "Turns waiting for a window (none attached) before a change or a model request.",
+    () => live().filter((s) => s.operatorStatus().held !== null).length,
+  );
   gauge("reasonix_permissions_pending", "Permission questions waiting for an answer.", () =>
     live().reduce((n, s) => n + s.operatorStatus().pendingPermissions.length, 0),
   );

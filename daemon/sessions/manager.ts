@@ -17,6 +17,7 @@ import { endOrphanedJobs, jobKeys } from "./job-records.js";
 import { taskKeys } from "./task-transcripts.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
 import { pruneSessions, RetentionSweeper, type PruneFilter, type PruneHost, type PruneResult } from "./retention.js";
+import { DETACHED_CANCEL_NOTICE } from "../agent/window-hold.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -307,6 +308,11 @@ export class SessionManager {
     for (const s of [...this.live.values()]) {
       if (!s.attachments.has(port)) continue;
       s.detach(port);
+      // Gone without session/cancel (a killed process is how many clients stop): see agent/window-hold.ts.
+      if (s.attachments.size === 0 && s.running && s.config().detachedTurns === "cancel") {
+        s.emit(DETACHED_CANCEL_NOTICE);
+        s.cancel();
+      }
       // A session nobody ever prompted has nothing to run or show once its last window is gone:
       // it leaves memory (it still loads by id), so windows that open sessions in bulk cost nothing after.
       if (s.attachments.size === 0 && s.record.title === undefined && s.isIdle()) {

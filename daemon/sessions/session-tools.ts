@@ -38,6 +38,8 @@ export interface SessionToolsHost {
   beforeWrite(path: string, read: () => Promise<{ text: string; encoding: string }>): Promise<WriteTicket>;
   /** The task tool's child agent, over this call's runner (the parent's gate and grants). */
   subagent(runner: RunnerHost, toolCallId: string): SubagentRunner;
+  /** Before a call that changes the world: waits for a window when none is attached (agent/window-hold.ts). */
+  beforeChange(title: string, signal: AbortSignal): Promise<boolean>;
 }
 
 export class SessionTools {
@@ -122,6 +124,7 @@ export class SessionTools {
       roots,
       cwd,
       sandbox,
+      beforeChange: (title, sig) => host.beforeChange(title, sig),
       askPermission: async (toolCall, options, sig) => {
         const outcome = await host.broker.ask(toolCall, options, sig);
         await host.recordDecision(toolCall.toolCallId, outcome.outcome === "selected" ? outcome.optionId : "cancelled");

@@ -8,10 +8,13 @@ import { STATUS_UPDATE_METHOD, type SessionMeter } from "./meter.js";
 import type { ClientPort, SessionRecord } from "./types.js";
 import type { GrantView } from "../tools/permissions.js";
 import type { JobView } from "../tools/jobs.js";
+import type { HeldTurn } from "../agent/window-hold.js";
 
 export interface StatusView {
   record: SessionRecord;
   running: boolean;
+  /** The running turn waits for a window before a change or a model request (detachedTurns: hold). */
+  held: HeldTurn | undefined;
   pendingPermissions: number;
   inbox: { depth: number; paused: boolean };
   meter: SessionMeter;
@@ -28,10 +31,13 @@ export interface StatusView {
 export function statusSnapshot(v: StatusView): Record<string, unknown> {
   const r = v.record;
   const outcome = v.meter.outcome;
+  // A held turn waits for the user as much as a question does: the schema's waiting_input, with `held` saying for what.
   const phase = v.running
-    ? v.pendingPermissions > 0
-      ? "waiting_permission"
-      : "working"
+    ? v.held
+      ? "waiting_input"
+      : v.pendingPermissions > 0
+        ? "waiting_permission"
+        : "working"
     : !outcome
       ? "idle"
       : outcome.kind === "max_turn_requests"
@@ -57,6 +63,7 @@ export function statusSnapshot(v: StatusView): Record<string, unknown> {
         }
       : null,
     turnOutcome: outcome ?? null,
+    held: v.held ? { reason: "no window attached", ...v.held } : null,
     pendingPermissions: v.pendingPermissions,
     inbox: v.inbox,
     grants: v.grants,
@@ -80,6 +87,8 @@ export interface OperatorStatus {
   attachments: number;
   model: string;
   running: boolean;
+  /** The running turn waits for a window (no window attached, detachedTurns: hold); null otherwise. */
+  held: HeldTurn | null;
   queuedPrompts: number;
   pendingPermissions: unknown[];
   inbox: { depth: number; paused: boolean };
@@ -98,6 +107,7 @@ export class StatusReporter {
       record: SessionRecord;
       attachments: ReadonlySet<ClientPort>;
       running(): boolean;
+      held(): HeldTurn | undefined;
       queued(): number;
       pending(): unknown[];
       inbox: { depth(): number; readonly paused: boolean };
@@ -115,6 +125,7 @@ export class StatusReporter {
     return statusSnapshot({
       record: v.record,
       running: v.running(),
+      held: v.held(),
       pendingPermissions: v.pending().length,
       inbox,
       meter: v.meter,
@@ -136,6 +147,7 @@ export class StatusReporter {
       attachments: this.v.attachments.size,
       model: r.model,
       running: this.v.running(),
+      held: this.v.held() ?? null,
       queuedPrompts: this.v.queued(),
       pendingPermissions: this.v.pending(),
       inbox: { depth: inbox.depth(), paused: inbox.paused },

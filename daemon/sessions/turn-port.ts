@@ -33,12 +33,14 @@ export interface TurnPortParts {
   runtime: SessionRuntime;
   meter: SessionMeter;
   inbox: Inbox;
-  deps: Pick<SessionDeps, "config" | "createModel" | "maxSteps" | "goalBounds">;
+  deps: Pick<SessionDeps, "config" | "createModel" | "maxSteps" | "goalBounds" | "permissionTimeoutMs">;
   checkpoints: Checkpoints;
+  /** The session's windows as a held turn sees them (agent/window-hold.ts). */
+  windows: { any(): boolean; waitForAttach(timeoutMs: number, signal: AbortSignal): Promise<boolean> };
 }
 
 export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
-  const { session, state, tools, runtime, meter, inbox, deps, checkpoints } = parts;
+  const { session, state, tools, runtime, meter, inbox, deps, checkpoints, windows } = parts;
   const record = state.record;
   const touch = (): void => {
     record.updatedAt = new Date().toISOString();
@@ -128,6 +130,10 @@ export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
       return meter.outcome.kind;
     },
     notifyStatus: (event) => session.notifyStatus(event),
+    detachedTurns: () => deps.config().detachedTurns,
+    windowAttached: () => windows.any(),
+    waitForWindow: (timeoutMs, signal) => windows.waitForAttach(timeoutMs, signal),
+    holdTimeoutMs: () => deps.permissionTimeoutMs(),
     extraSteps: () => meter.subagentSteps,
     sealCheckpoint: () => {
       const text = checkpoints.seal();

@@ -76,6 +76,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     jobs,
     sandbox,
     beforeWrite: (path, read) => checkpoints.capture(path, read),
+    beforeChange: (title, signal) => turns.holdForWindow(`the tool call "${title}"`, signal),
     subagent: (runner, toolCallId) =>
       subagentRunner({
         runner,
@@ -84,6 +85,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
         onUsage: (u) => turns.emitForTurn(port.onUsage(u)),
         countStep: () => meter.subagentSteps++,
         keep: (t) => transcripts.keep(t),
+        beforeRequest: async (signal) => void (await turns.holdForWindow("the subagent's next model request", signal)),
         limits: { ...deps.config().subagent, maxSteps: Math.min(deps.config().subagent.maxSteps, deps.maxSteps()) },
       }),
   });
@@ -117,7 +119,11 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     interact: (request, signal) => relayInteraction(interaction, request, signal),
     notice: (text) => session.notices.add(text),
   });
-  port = turnPort({ session, state, tools, runtime, meter, inbox, deps, checkpoints });
+  const windows = {
+    any: () => [...attachments].some((p) => !p.closed),
+    waitForAttach: (timeoutMs: number, signal: AbortSignal) => router.waitForAttach(timeoutMs, signal),
+  };
+  port = turnPort({ session, state, tools, runtime, meter, inbox, deps, checkpoints, windows });
   turns = new TurnRunner(port);
   const status = new StatusReporter({
     sessionId: record.id,
@@ -128,6 +134,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     config: () => deps.config(),
     grants: () => tools.memory.grants(),
     running: () => turns.running,
+    held: () => turns.held,
     queued: () => turns.queued,
     pending: () => [...broker.pending.values()],
     context: () => turns.context(),

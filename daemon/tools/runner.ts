@@ -31,6 +31,16 @@ export interface RunnerHost {
   sandbox: Sandbox | undefined;
   /** Everything of the ToolContext but the call's own id and update function (`sandbox` included). */
   context(signal: AbortSignal, toolCallId: string): Omit<ToolContext, "toolCallId" | "update">;
+  /**
+   * Before a call that changes the world (`changesWorld`), once it is shown: false when the turn may
+   * not go on (no window attached, sessions' `detachedTurns`); the call is then not run.
+   */
+  beforeChange?(title: string, signal: AbortSignal): Promise<boolean>;
+}
+
+/** A write, a command, or an MCP tool its server does not mark read-only. */
+export function changesWorld(access: Access): boolean {
+  return access.type === "write" || access.type === "execute" || (access.type === "mcp" && !access.readOnly);
 }
 
 function parseArguments(raw: string): unknown {
@@ -102,8 +112,7 @@ async function decideOutside({ host, name, call, toolCallId, rawInput, signal }:
 
 /** Whether the call may run: undefined, or the refusal the model reads. */
 async function decide({ host, name, call, toolCallId, rawInput, signal }: Asking): Promise<string | undefined> {
-  const changes = call.access.type === "write" || call.access.type === "execute" || (call.access.type === "mcp" && !call.access.readOnly);
-  if (host.mode() === "plan" && changes) {
+  if (host.mode() === "plan" && changesWorld(call.access)) {
     return `Plan mode: you may not ${describeAccess(call.access)} yet. Finish the plan (todo_write), then call exit_plan_mode; once the user approves, edits and commands are allowed.`;
   }
   if (!needsApproval(host.preset(), call.access, host.roots)) return undefined;
@@ -165,6 +174,14 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
     locations: call.locations,
     rawInput: rawInput as Record<string, unknown>,
   });
+
+  // With no window attached the call waits here, shown, before anything asks or runs; plan mode
+  // refuses changes without running them, so those need no wait.
+  if (host.beforeChange && changesWorld(call.access) && host.mode() !== "plan" && !(await host.beforeChange(call.title, signal))) {
+    const note = "Not run: no window was attached to let it go on.";
+    host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [text(note)] });
+    return note;
+  }
 
   // Plan mode refuses commands before any question, so such a call goes the usual way.
   const unconfined = call.access.type === "execute" && call.access.outsideSandbox === true && host.sandbox !== undefined && host.mode() !== "plan";

@@ -339,7 +339,11 @@ test("session/close detaches the caller; the session stops (turn cancelled, hist
 });
 
 test("a question asked while nobody is attached waits, shows in /status, then counts as rejected at the timeout", async (t) => {
-  const { agent, model, workdir, home, spawn } = await world(t, { env: { REASONIX_PERMISSION_TIMEOUT_SECONDS: "2" } });
+  // About the question alone: the turn may go on to its next request with no window (detached-turns.test.ts has the hold).
+  const { agent, model, workdir, home, spawn } = await world(t, {
+    env: { REASONIX_PERMISSION_TIMEOUT_SECONDS: "2" },
+    prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ detachedTurns: "continue" })),
+  });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   agent.onPermission = () => new Promise(() => undefined);
