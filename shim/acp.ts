@@ -8,7 +8,7 @@ import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, ExactId, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
 import { parseFlags, reportUsage, type UsageError } from "../shared/cli.js";
-import { connectOrStart, DaemonUnavailableError, readDaemonInfo } from "./connect.js";
+import { connectOrStart, DaemonUnavailableError, readDaemonInfo, takeUmask } from "./connect.js";
 import { exactId, PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 import { isRunning } from "./daemon-process.js";
 
@@ -87,7 +87,8 @@ export async function runAcp(args: string[]): Promise<void> {
     exit(2);
   }
   const paths = resolvePaths();
-  process.umask(0o077);
+  // The editor's umask goes with the window (a rejoin sends the same); our own files stay private.
+  const umask = takeUmask();
 
   // Editor lines that arrive while we (re)connect wait here, in order.
   const early: string[] = [];
@@ -226,7 +227,7 @@ export async function runAcp(args: string[]): Promise<void> {
     while (Date.now() < deadline && !stdinEnded) {
       await new Promise((r) => setTimeout(r, 200));
       try {
-        const socket = await connectOrStart(paths, { model, autostart: false });
+        const socket = await connectOrStart(paths, { model, umask, autostart: false });
         // Rejoin first, then whatever the editor sent meanwhile.
         early.unshift(...memory.rejoinLines());
         attach(socket);
@@ -244,7 +245,7 @@ export async function runAcp(args: string[]): Promise<void> {
   };
 
   try {
-    attach(await connectOrStart(paths, { model }));
+    attach(await connectOrStart(paths, { model, umask }));
   } catch (err) {
     // No daemon: the cause goes to stderr once, and to the editor as the error of every request it
     // sends (the ones already queued and every later one) until it closes stdin. Never a silent exit.

@@ -29,7 +29,7 @@ async function setup(t: { after(fn: () => Promise<void> | void): void }) {
     rmSync(dir, { recursive: true, force: true });
   });
   mkdirSync(ws);
-  return { store, ws, cp: new Checkpoints(store, "s1", ws) };
+  return { store, ws, cp: new Checkpoints(store, "s1", ws, () => 0o022) };
 }
 
 /** What a tool's write does: the capture first, then the write. */
@@ -51,13 +51,13 @@ test("one capture per file per turn; identical contents share one blob; undo the
   assert.equal(cp.seal(), undefined, "a turn that changed nothing has no checkpoint");
   assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, 1, "both files held the same bytes: one blob");
 
-  assert.match(await cp.undo(localFiles()), /Undid checkpoint 1/);
+  assert.match(await cp.undo(localFiles(0o022)), /Undid checkpoint 1/);
   assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["same", "same"]);
-  assert.match(await cp.redo(localFiles()), /Redid checkpoint 1/);
+  assert.match(await cp.redo(localFiles(0o022)), /Redid checkpoint 1/);
   assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a2", "b1"]);
-  assert.equal(await cp.redo(localFiles()), "Nothing to redo.");
-  await cp.undo(localFiles());
-  assert.match(await cp.undo(localFiles()), /^Nothing to undo/);
+  assert.equal(await cp.redo(localFiles(0o022)), "Nothing to redo.");
+  await cp.undo(localFiles(0o022));
+  assert.match(await cp.undo(localFiles(0o022)), /^Nothing to undo/);
 });
 
 test("a new change after an undo drops the redo; checkpoints outlive the object that made them", async (t) => {
@@ -65,12 +65,12 @@ test("a new change after an undo drops the redo; checkpoints outlive the object 
   const a = join(ws, "a.txt");
   await toolWrite(cp, a, "first");
   cp.seal();
-  await cp.undo(localFiles());
+  await cp.undo(localFiles(0o022));
   assert.equal(existsSync(a), false);
   await toolWrite(cp, join(ws, "other.txt"), "x");
   cp.seal();
-  const again = new Checkpoints(store, "s1", ws);
-  assert.equal(await again.redo(localFiles()), "Nothing to redo.");
+  const again = new Checkpoints(store, "s1", ws, () => 0o022);
+  assert.equal(await again.redo(localFiles(0o022)), "Nothing to redo.");
   assert.match(await again.list(), /- 1 — .* — a\.txt \(new\) — dropped\n- 2 — .* — other\.txt \(new\)$/);
 });
 
@@ -85,7 +85,7 @@ test("a file over the size limit is not copied into the store; undo leaves it an
   cp.seal();
   assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, 1, "only the small file was saved");
   assert.match(await cp.list(), /big\.log \(too large to save\), small\.txt/);
-  const answer = await cp.undo(localFiles());
+  const answer = await cp.undo(localFiles(0o022));
   assert.match(answer, /Restored to their earlier content: small\.txt\n- Left as they are \(too large to have been saved\): big\.log \(16777217 bytes\)/);
   assert.equal(readFileSync(big, "utf8"), "shrunk");
   assert.equal(readFileSync(small, "utf8"), "before");
@@ -100,7 +100,7 @@ test("a file that grew past the size limit after the turn is left as it is by un
   const blobs = (await store.keysOf(checkpointKeys.blobPrefix("s1"))).length;
   // Something else (a command, say) makes it huge; sparse, so only its size is large.
   truncateSync(log, MAX_SAVED_BYTES + 10);
-  const answer = await cp.undo(localFiles());
+  const answer = await cp.undo(localFiles(0o022));
   assert.match(answer, /Left as they are \(too large to have been saved\): grows\.log \(16777226 bytes\)/);
   assert.equal(statSync(log).size, MAX_SAVED_BYTES + 10, "not put back");
   assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, blobs, "its new content was not saved for redo");
@@ -133,10 +133,33 @@ test("undo through a folder since swapped for a link to outside: neither removes
   symlinkSync(outside, join(ws, "sub"));
   writeFileSync(join(outside, "new.txt"), "theirs");
   writeFileSync(join(outside, "old.bin"), "theirs");
-  await assert.rejects(cp.undo(localFiles()), /the folder of .*sub changed while writing/, "restoring old.bin");
-  await assert.rejects(cp.undo(localFiles()), /the folder of .*sub changed while writing/, "removing new.txt");
+  await assert.rejects(cp.undo(localFiles(0o022)), /the folder of .*sub changed while writing/, "restoring old.bin");
+  await assert.rejects(cp.undo(localFiles(0o022)), /the folder of .*sub changed while writing/, "removing new.txt");
   assert.equal(readFileSync(join(outside, "new.txt"), "utf8"), "theirs");
   assert.equal(readFileSync(join(outside, "old.bin"), "utf8"), "theirs");
   assert.equal(readFileSync(join(ws, "parked", "old.bin"), "utf8"), "changed");
   assert.equal(readFileSync(join(ws, "parked", "new.txt"), "utf8"), "new");
+});
+
+test("undo recreates a file removed since, and its folder, with the session's umask", async (t) => {
+  const { store, ws } = await setup(t);
+  const cp = new Checkpoints(store, "s1", ws, () => 0o027);
+  const sub = join(ws, "sub");
+  mkdirSync(sub);
+  const text = join(sub, "a.txt");
+  const binary = join(sub, "b.bin");
+  writeFileSync(text, "before\n");
+  writeFileSync(binary, Buffer.from([0, 1, 2]));
+  await toolWrite(cp, text, "after\n");
+  await toolWrite(cp, binary, "after");
+  cp.seal();
+  // A command removed them after the turn.
+  rmSync(sub, { recursive: true });
+  assert.match(await cp.undo(localFiles(0o027)), /Restored to their earlier content/);
+  assert.equal(readFileSync(text, "utf8"), "before\n");
+  assert.deepEqual(readFileSync(binary), Buffer.from([0, 1, 2]));
+  assert.deepEqual(
+    [sub, text, binary].map((p) => statSync(p).mode & 0o777),
+    [0o750, 0o640, 0o640],
+  );
 });

@@ -89,6 +89,8 @@ export class Checkpoints {
     private readonly store: Store,
     private readonly sessionId: string,
     private readonly cwd: string,
+    /** The session's umask: a file restored where none is now is created as the tools create one. */
+    private readonly umask: () => number,
   ) {}
 
   /**
@@ -230,7 +232,7 @@ export class Checkpoints {
   private async put(files: FileAccess, path: string, bytes: Buffer): Promise<void> {
     const decoded = looksBinary(bytes) ? undefined : decodeBytes(bytes);
     if (decoded?.encoding === "utf8") await files.write(path, decoded.text, "utf8");
-    else await writeAtomic(path, bytes);
+    else await writeAtomic(path, bytes, { umask: this.umask(), create: true });
   }
 
   private async blob(hash: string): Promise<Buffer> {

@@ -66,6 +66,7 @@ export const runCommandTool = defineTool({
         cwd,
         timeoutMs: timeoutS * 1000,
         signal: ctx.signal,
+        umask: ctx.umask,
         sandbox: ctx.sandbox,
         onTerminal: (terminalId) => ctx.update({ content: [{ type: "terminal", terminalId }] }),
       });
@@ -85,7 +86,7 @@ export const runCommandTool = defineTool({
 /** Background jobs always run in the daemon, never in an editor terminal: they must outlive the window. */
 function startJob(command: string, cwd: string, ctx: ToolContext): ToolResult {
   try {
-    const job = ctx.jobs.start(command, cwd, ctx.env, ctx.sandbox);
+    const job = ctx.jobs.start(command, cwd, { env: ctx.env, umask: ctx.umask, sandbox: ctx.sandbox });
     const output =
       `Started in the background: "jobId": "${job.jobId}" (pid ${job.pid ?? "unknown"}). ` +
       "Read its new output with command_output, wait for it with command_wait, stop it with command_kill.";
