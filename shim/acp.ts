@@ -24,12 +24,15 @@ const startsWith = (data: Buffer, head: Buffer): boolean => data.length >= head.
 let out: Buffer[] = [];
 let outSource: Source | undefined;
 let paused = false;
+/** The editor closed our stdout: nothing more is written. */
+let stdoutGone = false;
 
 /**
  * Queues one line for stdout. Lines that arrive together (one socket read holds many frames during a
  * replay) go out in one write, not one syscall each.
  */
 function writeLine(line: string | Buffer, source?: Source): void {
+  if (stdoutGone) return;
   out.push(typeof line === "string" ? Buffer.from(line) : line, NEWLINE);
   if (source) outSource = source;
   if (out.length === 2) queueMicrotask(flushOut);
@@ -40,7 +43,7 @@ function writeLine(line: string | Buffer, source?: Source): void {
  * sees the backlog (and drops a window that falls too far behind) instead of this process ballooning.
  */
 function flushOut(): void {
-  if (out.length === 0) return;
+  if (out.length === 0 || stdoutGone) return;
   const data = Buffer.concat(out);
   out = [];
   const source = outSource;
@@ -161,6 +164,22 @@ export async function runAcp(args: string[]): Promise<void> {
     while (ws && memory.quickPending() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     if (ws) ws.close(1000, "editor closed stdin");
   };
+  /**
+   * The editor closed our stdout (EPIPE): it left, like closing stdin, but nothing can reach it any
+   * more, so nothing is answered or waited for and nothing is said on stderr. The daemon is told
+   * politely (its turns go on there); the socket is read again so its close completes.
+   */
+  process.stdout.on("error", () => {
+    if (stdoutGone) return;
+    stdoutGone = true;
+    out = [];
+    stdinEnded = true;
+    process.stdin.pause();
+    if (!ws) exit(0);
+    ws.resume();
+    ws.close(1000, "editor closed stdout");
+    setTimeout(() => exit(0), 2000).unref();
+  });
   process.stdin.on("end", () => {
     reader.end();
     stdinEnded = true;

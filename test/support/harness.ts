@@ -730,6 +730,11 @@ export class AgentProcess extends Agent {
     await this.exited;
   }
 
+  /** The client closes its end of the shim's stdout: it reads nothing more, ever (a line half read is its loss). */
+  closeStdout(): void {
+    this.child.stdout!.destroy();
+  }
+
   protected deliver(bytes: Buffer): Promise<void> {
     const stdin = this.child.stdin!;
     if (stdin.destroyed || stdin.writableEnded) {
