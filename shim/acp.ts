@@ -8,7 +8,7 @@ import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, ExactId, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
 import { parseFlags, reportUsage, type UsageError } from "../shared/cli.js";
-import { connectOrStart, DaemonUnavailableError, readDaemonInfo } from "./connect.js";
+import { connectOrStart, DaemonUnavailableError, readDaemonInfo, takeUmask } from "./connect.js";
 import { exactId, PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 import { isRunning } from "./daemon-process.js";
 
@@ -24,12 +24,15 @@ const startsWith = (data: Buffer, head: Buffer): boolean => data.length >= head.
 let out: Buffer[] = [];
 let outSource: Source | undefined;
 let paused = false;
+/** The editor closed our stdout: nothing more is written. */
+let stdoutGone = false;
 
 /**
  * Queues one line for stdout. Lines that arrive together (one socket read holds many frames during a
  * replay) go out in one write, not one syscall each.
  */
 function writeLine(line: string | Buffer, source?: Source): void {
+  if (stdoutGone) return;
   out.push(typeof line === "string" ? Buffer.from(line) : line, NEWLINE);
   if (source) outSource = source;
   if (out.length === 2) queueMicrotask(flushOut);
@@ -40,7 +43,7 @@ function writeLine(line: string | Buffer, source?: Source): void {
  * sees the backlog (and drops a window that falls too far behind) instead of this process ballooning.
  */
 function flushOut(): void {
-  if (out.length === 0) return;
+  if (out.length === 0 || stdoutGone) return;
   const data = Buffer.concat(out);
   out = [];
   const source = outSource;
@@ -87,7 +90,8 @@ export async function runAcp(args: string[]): Promise<void> {
     exit(2);
   }
   const paths = resolvePaths();
-  process.umask(0o077);
+  // The editor's umask goes with the window (a rejoin sends the same); our own files stay private.
+  const umask = takeUmask();
 
   // Editor lines that arrive while we (re)connect wait here, in order.
   const early: string[] = [];
@@ -160,6 +164,22 @@ export async function runAcp(args: string[]): Promise<void> {
     while (ws && memory.quickPending() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     if (ws) ws.close(1000, "editor closed stdin");
   };
+  /**
+   * The editor closed our stdout (EPIPE): it left, like closing stdin, but nothing can reach it any
+   * more, so nothing is answered or waited for and nothing is said on stderr. The daemon is told
+   * politely (its turns go on there); the socket is read again so its close completes.
+   */
+  process.stdout.on("error", () => {
+    if (stdoutGone) return;
+    stdoutGone = true;
+    out = [];
+    stdinEnded = true;
+    process.stdin.pause();
+    if (!ws) exit(0);
+    ws.resume();
+    ws.close(1000, "editor closed stdout");
+    setTimeout(() => exit(0), 2000).unref();
+  });
   process.stdin.on("end", () => {
     reader.end();
     stdinEnded = true;
@@ -226,7 +246,7 @@ export async function runAcp(args: string[]): Promise<void> {
     while (Date.now() < deadline && !stdinEnded) {
       await new Promise((r) => setTimeout(r, 200));
       try {
-        const socket = await connectOrStart(paths, { model, autostart: false });
+        const socket = await connectOrStart(paths, { model, umask, autostart: false });
         // Rejoin first, then whatever the editor sent meanwhile.
         early.unshift(...memory.rejoinLines());
         attach(socket);
@@ -244,7 +264,7 @@ export async function runAcp(args: string[]): Promise<void> {
   };
 
   try {
-    attach(await connectOrStart(paths, { model }));
+    attach(await connectOrStart(paths, { model, umask }));
   } catch (err) {
     // No daemon: the cause goes to stderr once, and to the editor as the error of every request it
     // sends (the ones already queued and every later one) until it closes stdin. Never a silent exit.

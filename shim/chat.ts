@@ -9,7 +9,7 @@ import { createInterface, emitKeypressEvents, type Interface } from "node:readli
 import { ErrorCode, JsonRpcPeer, RpcError } from "../shared/jsonrpc.js";
 import { parseFlags } from "../shared/cli.js";
 import { resolvePaths } from "../shared/paths.js";
-import { connectOrStart } from "./connect.js";
+import { connectOrStart, takeUmask } from "./connect.js";
 import { Renderer, usageLine } from "./chat-render.js";
 
 export const CHAT_USAGE = `usage: reasonix chat [--cwd DIR] [--model provider/model] [-p PROMPT] [--session ID]
@@ -56,7 +56,7 @@ export async function runChat(args: string[], attachTo?: string): Promise<void> 
   const tty = process.stdin.isTTY === true && process.stdout.isTTY === true;
   const out = new Renderer((text) => process.stdout.write(text), tty);
 
-  const ws = await connectOrStart(resolvePaths(), { model: values.model });
+  const ws = await connectOrStart(resolvePaths(), { model: values.model, umask: takeUmask() });
   let lastUsage: Update | undefined;
   let answerPermission: (params: { toolCall?: { title?: string }; options?: PermissionOption[] }) => Promise<unknown> = async () => ({
     outcome: { outcome: "cancelled" },

@@ -8,7 +8,7 @@ import { HandshakeError, UnixWebSocket } from "./ws-client.js";
 import { homeProblem, socketTrustProblem, type Paths } from "../shared/paths.js";
 import { storeLockHolder } from "../shared/store-lock.js";
 import { spawnDetached, type DetachStrategy } from "./detach.js";
-import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
+import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_UMASK, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
 import { BIN_PATH, currentBuild } from "../shared/build.js";
 import { httpOverSocket, isRunning } from "./daemon-process.js";
 import { daemonEnvironment } from "../shared/environment.js";
@@ -40,6 +40,16 @@ export function envSnapshot(env: NodeJS.ProcessEnv = process.env): Record<string
   return out;
 }
 
+/**
+ * This process's umask, to send with the window (the sessions it creates give it to their commands
+ * and the files their tools create), leaving the process's own umask 077 from here on (its log
+ * files, a daemon it starts). One umask(2) call: reading it alone with `process.umask()` sets it
+ * twice (deprecated, DEP0139), and /proc/self/status has it on Linux only.
+ */
+export function takeUmask(): number {
+  return process.umask(0o077);
+}
+
 function isMissingDaemon(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
   // ENOTDIR: a part of the socket's path is a file (REASONIX_HOME is one); startDaemon says so.
@@ -52,7 +62,13 @@ export function assertTrustedSocket(paths: Paths): void {
   if (problem) throw new DaemonUnavailableError(problem, "untrusted_socket");
 }
 
-export function openSocket(paths: Paths, opts: { model?: string | undefined }): Promise<UnixWebSocket> {
+/** What a window says of itself at the upgrade beyond its environment: `--model`, and its umask. */
+export interface WindowOptions {
+  model?: string | undefined;
+  umask?: number | undefined;
+}
+
+export function openSocket(paths: Paths, opts: WindowOptions): Promise<UnixWebSocket> {
   try {
     assertTrustedSocket(paths);
   } catch (err) {
@@ -65,6 +81,7 @@ export function openSocket(paths: Paths, opts: { model?: string | undefined }): 
     [HEADER_ENV]: Buffer.from(JSON.stringify(envSnapshot())).toString("base64"),
   };
   if (opts.model) headers[HEADER_MODEL] = opts.model;
+  if (opts.umask !== undefined) headers[HEADER_UMASK] = opts.umask.toString(8).padStart(4, "0");
   return UnixWebSocket.open(paths.socketPath, "/acp", headers, HANDSHAKE_TIMEOUT_MS).catch((err: unknown) => {
     if (err instanceof HandshakeError) throw new DaemonUnavailableError(err.message);
     throw err;
@@ -200,10 +217,7 @@ export function noAnswerCause(paths: Paths): { message: string; reason: string }
 }
 
 /** Connects to the daemon, starting it when none answers; retries with backoff for ~10 s. */
-export async function connectOrStart(
-  paths: Paths,
-  opts: { model?: string | undefined; autostart?: boolean; strategy?: DetachStrategy },
-): Promise<UnixWebSocket> {
+export async function connectOrStart(paths: Paths, opts: WindowOptions & { autostart?: boolean; strategy?: DetachStrategy }): Promise<UnixWebSocket> {
   // Checked before any byte goes to the socket, the build handover's POST included.
   assertTrustedSocket(paths);
   if (opts.autostart !== false) await replaceStaleDaemon(paths);

@@ -76,6 +76,10 @@ export class AcpConnection implements AcpWindow {
     return this.info.env;
   }
 
+  get umask(): number | undefined {
+    return this.info.umask;
+  }
+
   receive(text: string): void {
     this.peer.receive(text);
   }

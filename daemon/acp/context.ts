@@ -17,6 +17,8 @@ export interface AcpServices {
 /** What the shim told the daemon about its window at the upgrade. */
 export interface ConnectionInfo {
   env: Record<string, string | undefined>;
+  /** The window's umask (HEADER_UMASK); undefined when the client did not say. */
+  umask?: number | undefined;
   model: string | undefined;
   shimPid: number | undefined;
 }

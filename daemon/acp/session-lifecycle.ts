@@ -44,6 +44,7 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
     additionalDirectories: params.additionalDirectories,
     model: startupModel(conn),
     env: conn.info.env,
+    umask: conn.info.umask,
   });
   session.attach(conn);
   session.connectMcp(params.mcpServers);

@@ -10,6 +10,7 @@ import { sandboxOf } from "../tools/sandbox.js";
 
 const node = process.execPath;
 const env = { PATH: process.env.PATH, SECRET_HINT: "from-caller" };
+const umask = 0o022;
 
 /** One plugin folder with a manifest and scripts, loaded strictly so every fixture is valid. */
 async function plugin(name: string, actions: unknown[], scripts: Record<string, string> = {}): Promise<Plugin[]> {
@@ -54,7 +55,7 @@ test("plugin commands are sorted, described and hinted; a prompt action carries 
 
 test("static surfaces expand every string without appending unused arguments", async () => {
   const plugins = await plugin("deploy", deployActions);
-  const opts = { env };
+  const opts = { env, umask };
   assert.deepEqual(await runAction(plugins, "deploy:status", "api web", opts), {
     kind: "surface",
     surface: { type: "status", title: "Deploy", state: "ok", text: "All services healthy (api web)" },
@@ -75,18 +76,18 @@ test("static surfaces expand every string without appending unused arguments", a
 
 test("a surface that expansion makes invalid becomes an error status", async () => {
   const plugins = await plugin("p", [{ name: "a", surface: { type: "card", title: "$1" } }]);
-  assert.match(errorText(await runAction(plugins, "p:a", "", { env })), /invalid after expanding arguments: title:/);
+  assert.match(errorText(await runAction(plugins, "p:a", "", { env, umask })), /invalid after expanding arguments: title:/);
 });
 
 test("prompt actions expand like custom commands, passing unused arguments on", async () => {
   const plugins = await plugin("deploy", deployActions);
-  assert.deepEqual(await runAction(plugins, "deploy:review", "prod", { env }), { kind: "prompt", text: "Review the deploy config for prod" });
-  assert.deepEqual(await runAction(plugins, "deploy:plain", "briefly", { env }), { kind: "prompt", text: "Summarise the last deploy\n\nbriefly" });
+  assert.deepEqual(await runAction(plugins, "deploy:review", "prod", { env, umask }), { kind: "prompt", text: "Review the deploy config for prod" });
+  assert.deepEqual(await runAction(plugins, "deploy:plain", "briefly", { env, umask }), { kind: "prompt", text: "Summarise the last deploy\n\nbriefly" });
 });
 
 test("unknown plugins and actions are undefined", async () => {
   const plugins = await plugin("deploy", deployActions);
-  for (const name of ["deploy:nope", "nope:status", "deploy", "status"]) assert.equal(await runAction(plugins, name, "", { env }), undefined);
+  for (const name of ["deploy:nope", "nope:status", "deploy", "status"]) assert.equal(await runAction(plugins, name, "", { env, umask }), undefined);
 });
 
 const scripts = {
@@ -105,11 +106,12 @@ const runActions = [
   { name: "badjson", run: [node, "badjson.js"] },
   { name: "big", run: [node, "big.js"] },
   { name: "missing", run: ["./no-such-program"] },
+  { name: "umask", run: ["/bin/sh", "-c", 'umask; echo "$0" "$1"', "zero", "one"] },
 ];
 
 test("run actions: JSON stdout is a surface; cwd, argv and env come from the plugin and caller", async () => {
   const plugins = await plugin("tools", runActions, scripts);
-  const result = await runAction(plugins, "tools:json", `a "b c"`, { env });
+  const result = await runAction(plugins, "tools:json", `a "b c"`, { env, umask });
   assert.deepEqual(result, {
     kind: "surface",
     surface: { type: "status", title: "Check fixed|a|b c", state: "warning", text: `${plugins[0]!.dir} from-caller a "b c" no-home` },
@@ -118,7 +120,7 @@ test("run actions: JSON stdout is a surface; cwd, argv and env come from the plu
 
 test("run actions: plain text stdout becomes a card", async () => {
   const plugins = await plugin("tools", runActions, scripts);
-  assert.deepEqual(await runAction(plugins, "tools:text", "x y", { env }), {
+  assert.deepEqual(await runAction(plugins, "tools:text", "x y", { env, umask }), {
     kind: "surface",
     surface: { type: "card", title: "tools:text", body: "line one\nargs: x,y" },
   });
@@ -129,9 +131,17 @@ function errorText(result: Awaited<ReturnType<typeof runAction>>): string {
   return result.surface.text ?? "";
 }
 
+test("run actions: the process starts with the session's umask, its arguments as they were", async () => {
+  const plugins = await plugin("tools", runActions, scripts);
+  assert.deepEqual(await runAction(plugins, "tools:umask", "", { env, umask: 0o027 }), {
+    kind: "surface",
+    surface: { type: "card", title: "tools:umask", body: "0027\nzero one" },
+  });
+});
+
 test("run actions: a non-zero exit is an error status with the stderr tail", async () => {
   const plugins = await plugin("tools", runActions, scripts);
-  const text = errorText(await runAction(plugins, "tools:fail", "", { env }));
+  const text = errorText(await runAction(plugins, "tools:fail", "", { env, umask }));
   assert.match(text, /^Exited with code 3\./);
   assert.match(text, /the real reason\n```$/);
   assert.ok(text.length < 5000, "only the tail of stderr is kept");
@@ -140,7 +150,7 @@ test("run actions: a non-zero exit is an error status with the stderr tail", asy
 test("run actions: a timeout kills the action and is an error status", async () => {
   const plugins = await plugin("tools", runActions, scripts);
   const started = Date.now();
-  const text = errorText(await runAction(plugins, "tools:slow", "", { env }));
+  const text = errorText(await runAction(plugins, "tools:slow", "", { env, umask }));
   assert.match(text, /^Timed out after 0\.5 s\.[\s\S]*starting/);
   assert.ok(Date.now() - started < 5000);
 });
@@ -149,10 +159,10 @@ test("run actions: cancellation, invalid surfaces, oversized output and unstarta
   const plugins = await plugin("tools", runActions, scripts);
   const controller = new AbortController();
   setTimeout(() => controller.abort(), 100);
-  assert.match(errorText(await runAction(plugins, "tools:slow", "", { env, signal: controller.signal })), /^Cancelled\./);
-  assert.match(errorText(await runAction(plugins, "tools:badjson", "", { env })), /invalid surface: title:/);
-  assert.match(errorText(await runAction(plugins, "tools:missing", "", { env })), /Could not start `\.\/no-such-program`/);
-  const big = await runAction(plugins, "tools:big", "", { env });
+  assert.match(errorText(await runAction(plugins, "tools:slow", "", { env, umask, signal: controller.signal })), /^Cancelled\./);
+  assert.match(errorText(await runAction(plugins, "tools:badjson", "", { env, umask })), /invalid surface: title:/);
+  assert.match(errorText(await runAction(plugins, "tools:missing", "", { env, umask })), /Could not start `\.\/no-such-program`/);
+  const big = await runAction(plugins, "tools:big", "", { env, umask });
   assert.ok(big?.kind === "surface" && big.surface.type === "card");
   assert.match(big.surface.body ?? "", /^y{65536}\n\n\[output truncated at 65536 bytes\]$/);
 });
@@ -172,6 +182,6 @@ test("run actions in the session's sandbox: their own folder readable under a hi
     Promise.resolve(
       sandboxOf({ bwrap: status.bwrap, preset: "workspace-write", roots: [], hidden: [configDir], readable: [pluginDir], tmp: undefined, network: true }),
     );
-  const result = await runAction(plugins, "boxed:probe", outside, { env, sandbox });
+  const result = await runAction(plugins, "boxed:probe", outside, { env, umask, sandbox });
   assert.deepEqual(result, { kind: "surface", surface: { type: "card", title: "t", body: "my own file EROFS true" } });
 });

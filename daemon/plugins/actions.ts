@@ -4,16 +4,21 @@
  * caller's choice (see surface-text.ts), so this module knows nothing about ACP.
  */
 import { spawn } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { expandTemplate, splitArgs } from "../commands/custom.js";
 import type { PluginCommand } from "../commands/registry.js";
 import { formatIssues, Surface, type Plugin, type PluginAction, type StatusSurface } from "./manifest.js";
 import type { Sandbox } from "../tools/sandbox.js";
+import { withUmask } from "../tools/umask.js";
 
 export type ActionResult = { kind: "surface"; surface: Surface } | { kind: "prompt"; text: string } | undefined;
 
 export interface RunActionOptions {
   /** The complete environment of a run action's process; nothing is inherited implicitly. */
   env: Record<string, string | undefined>;
+  /** The session's umask (tools/umask.ts): a run action's process starts with it. */
+  umask: number;
   signal?: AbortSignal;
   /** The session's sandbox for a run action, its own folder readable in it; undefined: unconfined. */
   sandbox?: (pluginDir: string) => Promise<Sandbox | undefined>;
@@ -118,6 +123,22 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Whether spawn would find `command` (through PATH unless it names a path): the shell that sets the
+ * umask execs it, and a shell that cannot only exits 127, like a program that ran and failed.
+ */
+function startable(command: string, cwd: string, path: string | undefined): boolean {
+  const candidates = command.includes("/") ? [resolve(cwd, command)] : (path ?? "").split(":").map((dir) => join(resolve(cwd, dir), command));
+  return candidates.some((p) => {
+    try {
+      accessSync(p, constants.X_OK);
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
 function runProcess(plugin: Plugin, action: PluginAction, title: string, args: string, opts: RunActionOptions, sandbox: Sandbox | undefined): Promise<Surface> {
   const [command, ...fixed] = action.run!;
   const env: Record<string, string> = {};
@@ -126,9 +147,10 @@ function runProcess(plugin: Plugin, action: PluginAction, title: string, args: s
   Object.assign(env, { REASONIX_PLUGIN: plugin.name, REASONIX_ACTION: action.name, REASONIX_ARGUMENTS: args });
   const timeoutMs = (action.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
   if (opts.signal?.aborted) return Promise.resolve(errorSurface(title, "Cancelled."));
+  if (!startable(command!, plugin.dir, env.PATH)) return Promise.resolve(errorSurface(title, `Could not start \`${command}\`: no such executable program`));
 
   return new Promise<Surface>((resolve) => {
-    const argv = [command!, ...fixed, ...splitArgs(args)];
+    const argv = withUmask([command!, ...fixed, ...splitArgs(args)], opts.umask);
     const { file, args: fileArgs } = sandbox ? sandbox.wrap(argv, plugin.dir) : { file: argv[0]!, args: argv.slice(1) };
     const child = spawn(file, fileArgs, { cwd: plugin.dir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const stdout: Buffer[] = [];

@@ -7,7 +7,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
-import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../../shared/wire.js";
+import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_UMASK, HEADER_WIRE, WIRE_MAJOR } from "../../shared/wire.js";
+import { parseUmask } from "../tools/umask.js";
 import { MAX_LINE_BYTES } from "../../shared/ndjson.js";
 import { AcpConnection } from "../acp/connection.js";
 import { closeRefusedUpgrade } from "./tcp-auth.js";
@@ -71,7 +72,12 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
         socket.send(text);
       },
       state.services,
-      { env: decodeEnv(header(req, HEADER_ENV)), model: header(req, HEADER_MODEL) || undefined, shimPid: Number.isFinite(pid) ? pid : undefined },
+      {
+        env: decodeEnv(header(req, HEADER_ENV)),
+        umask: parseUmask(header(req, HEADER_UMASK)),
+        model: header(req, HEADER_MODEL) || undefined,
+        shimPid: Number.isFinite(pid) ? pid : undefined,
+      },
       () => socket.bufferedAmount,
       (paused) => (paused ? socket.pause() : socket.resume()),
     );

@@ -30,7 +30,7 @@ async function setup(t: { after(fn: () => Promise<void> | void): void }) {
     rmSync(dir, { recursive: true, force: true });
   });
   mkdirSync(ws);
-  return { store, ws, cp: new Checkpoints(store, "s1", ws) };
+  return { store, ws, cp: new Checkpoints(store, "s1", ws, () => 0o022) };
 }
 
 /** What a tool's write does: the capture first, then the write, then its outcome. */
@@ -53,13 +53,13 @@ test("one capture per file per turn; identical contents share one blob; undo the
   assert.equal(cp.seal(), undefined, "a turn that changed nothing has no checkpoint");
   assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, 1, "both files held the same bytes: one blob");
 
-  assert.match(await cp.undo(localFiles()), /Undid checkpoint 1/);
+  assert.match(await cp.undo(localFiles(0o022)), /Undid checkpoint 1/);
   assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["same", "same"]);
-  assert.match(await cp.redo(localFiles()), /Redid checkpoint 1/);
+  assert.match(await cp.redo(localFiles(0o022)), /Redid checkpoint 1/);
   assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a2", "b1"]);
-  assert.equal(await cp.redo(localFiles()), "Nothing to redo.");
-  await cp.undo(localFiles());
-  assert.match(await cp.undo(localFiles()), /^Nothing to undo/);
+  assert.equal(await cp.redo(localFiles(0o022)), "Nothing to redo.");
+  await cp.undo(localFiles(0o022));
+  assert.match(await cp.undo(localFiles(0o022)), /^Nothing to undo/);
 });
 
 test("a new change after an undo drops the redo; checkpoints outlive the object that made them", async (t) => {
@@ -67,12 +67,12 @@ test("a new change after an undo drops the redo; checkpoints outlive the object 
   const a = join(ws, "a.txt");
   await toolWrite(cp, a, "first");
   cp.seal();
-  await cp.undo(localFiles());
+  await cp.undo(localFiles(0o022));
   assert.equal(existsSync(a), false);
   await toolWrite(cp, join(ws, "other.txt"), "x");
   cp.seal();
-  const again = new Checkpoints(store, "s1", ws);
-  assert.equal(await again.redo(localFiles()), "Nothing to redo.");
+  const again = new Checkpoints(store, "s1", ws, () => 0o022);
+  assert.equal(await again.redo(localFiles(0o022)), "Nothing to redo.");
   assert.match(await again.list(), /- 1 — .* — a\.txt \(new\) — dropped\n- 2 — .* — other\.txt \(new\)$/);
 });
 
@@ -87,7 +87,7 @@ test("a file over the size limit is not copied into the store; undo leaves it an
   cp.seal();
   assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, 1, "only the small file was saved");
   assert.match(await cp.list(), /big\.log \(too large to save\), small\.txt/);
-  const answer = await cp.undo(localFiles());
+  const answer = await cp.undo(localFiles(0o022));
   assert.match(answer, /Restored to their earlier content: small\.txt\n- Left as they are \(too large to have been saved\): big\.log \(16777217 bytes\)/);
   assert.equal(readFileSync(big, "utf8"), "shrunk");
   assert.equal(readFileSync(small, "utf8"), "before");
@@ -102,7 +102,7 @@ test("a file that grew past the size limit after the turn is left as it is by un
   const blobs = (await store.keysOf(checkpointKeys.blobPrefix("s1"))).length;
   // Something else (a command, say) makes it huge; sparse, so only its size is large.
   truncateSync(log, MAX_SAVED_BYTES + 10);
-  const answer = await cp.undo(localFiles());
+  const answer = await cp.undo(localFiles(0o022));
   assert.match(answer, /Left as they are \(too large to have been saved\): grows\.log \(16777226 bytes\)/);
   assert.equal(statSync(log).size, MAX_SAVED_BYTES + 10, "not put back");
   assert.equal((await store.keysOf(checkpointKeys.blobPrefix("s1"))).length, blobs, "its new content was not saved for redo");
@@ -136,9 +136,9 @@ test("undo through a folder since swapped for a link to outside: neither removes
   writeFileSync(join(outside, "new.txt"), "theirs");
   writeFileSync(join(outside, "old.bin"), "theirs");
   // They hold something else than the turns left: undo refuses; forced, the folder check still holds.
-  assert.match(await cp.undo(localFiles()), /^\*\*Not undone\*\*: sub\/old\.bin changed since/);
-  await assert.rejects(cp.undo(localFiles(), true), /the folder of .*sub changed while writing/, "restoring old.bin");
-  await assert.rejects(cp.undo(localFiles(), true), /the folder of .*sub changed while writing/, "removing new.txt");
+  assert.match(await cp.undo(localFiles(0o022)), /^\*\*Not undone\*\*: sub\/old\.bin changed since/);
+  await assert.rejects(cp.undo(localFiles(0o022), true), /the folder of .*sub changed while writing/, "restoring old.bin");
+  await assert.rejects(cp.undo(localFiles(0o022), true), /the folder of .*sub changed while writing/, "removing new.txt");
   assert.equal(readFileSync(join(outside, "new.txt"), "utf8"), "theirs");
   assert.equal(readFileSync(join(outside, "old.bin"), "utf8"), "theirs");
   assert.equal(readFileSync(join(ws, "parked", "old.bin"), "utf8"), "changed");
@@ -152,13 +152,13 @@ test("a write that failed leaves no entry: not in the seal line, not listed, not
   writeFileSync(a, "a0");
   await toolWrite(cp, a, "a1");
   cp.seal();
-  await cp.undo(localFiles());
+  await cp.undo(localFiles(0o022));
   // A turn whose only write is refused: no checkpoint at all, and checkpoint 1 can still be redone.
   writeFileSync(refused, "mine");
   (await cp.capture(refused)).failed();
   assert.equal(cp.seal(), undefined);
   assert.doesNotMatch(await cp.list(), /refused\.txt|^- 2/m);
-  assert.match(await cp.redo(localFiles()), /Redid checkpoint 1/);
+  assert.match(await cp.redo(localFiles(0o022)), /Redid checkpoint 1/);
   assert.equal(readFileSync(a, "utf8"), "a1");
 
   // A failed write beside a good one: only the good one is in the checkpoint.
@@ -167,7 +167,7 @@ test("a write that failed leaves no entry: not in the seal line, not listed, not
   (await cp.capture(refused)).failed();
   assert.match(cp.seal()!, /\[checkpoint 2\] Saved the prior state of 1 file this turn changed \(b\.txt\)/);
   writeFileSync(refused, "mine, edited later");
-  assert.match(await cp.undo(localFiles()), /Undid checkpoint 2[\s\S]*Removed \(created by that turn\): b\.txt/);
+  assert.match(await cp.undo(localFiles(0o022)), /Undid checkpoint 2[\s\S]*Removed \(created by that turn\): b\.txt/);
   assert.equal(readFileSync(refused, "utf8"), "mine, edited later");
   const record = await store.get<{ files: Array<{ path: string }> }>(checkpointKeys.checkpoint("s1", 2));
   assert.deepEqual(
@@ -186,7 +186,7 @@ test("two writes of one file in a turn, the first failing: the second is what th
   writeFileSync(a, "second");
   second.wrote("second");
   assert.match(cp.seal()!, /\(a\.txt\)/);
-  assert.match(await cp.undo(localFiles()), /Restored to their earlier content: a\.txt/);
+  assert.match(await cp.undo(localFiles(0o022)), /Restored to their earlier content: a\.txt/);
   assert.equal(readFileSync(a, "utf8"), "original");
 });
 
@@ -200,18 +200,18 @@ test("undo refuses, naming them, files changed since the turn and touches nothin
   await toolWrite(cp, b, "b1");
   cp.seal();
   writeFileSync(b, "b1 and the user's line");
-  const refusal = await cp.undo(localFiles());
+  const refusal = await cp.undo(localFiles(0o022));
   assert.match(refusal, /^\*\*Not undone\*\*: b\.txt changed since the turn of checkpoint 1 wrote it/);
   assert.doesNotMatch(refusal, /a\.txt/);
   assert.match(refusal, /`\/undo --force`/);
   assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a1", "b1 and the user's line"], "all or nothing: a.txt not undone either");
-  assert.match(await cp.undo(localFiles(), true), /Undid checkpoint 1[\s\S]*Restored to their earlier content: a\.txt, b\.txt[\s\S]*Forced/);
+  assert.match(await cp.undo(localFiles(0o022), true), /Undid checkpoint 1[\s\S]*Restored to their earlier content: a\.txt, b\.txt[\s\S]*Forced/);
   assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a0", "b0"]);
 
   writeFileSync(a, "a0, edited after the undo");
-  assert.match(await cp.redo(localFiles()), /^\*\*Not redone\*\*: a\.txt changed since checkpoint 1 was undone[\s\S]*`\/redo --force`/);
+  assert.match(await cp.redo(localFiles(0o022)), /^\*\*Not redone\*\*: a\.txt changed since checkpoint 1 was undone[\s\S]*`\/redo --force`/);
   assert.equal(readFileSync(b, "utf8"), "b0", "nothing re-applied");
-  assert.match(await cp.redo(localFiles(), true), /Redid checkpoint 1/);
+  assert.match(await cp.redo(localFiles(0o022), true), /Redid checkpoint 1/);
   assert.deepEqual([readFileSync(a, "utf8"), readFileSync(b, "utf8")], ["a1", "b1 and the user's line"], "what each held at the undo");
 });
 
@@ -243,9 +243,32 @@ test("records written before the digest existed are still read and undone as bef
     true,
   );
   assert.match(await cp.list(), /- 1 — 2024-01-01T00:00:00\.000Z — a\.txt, new\.txt \(new\)$/);
-  assert.match(await cp.undo(localFiles()), /Undid checkpoint 1/);
+  assert.match(await cp.undo(localFiles(0o022)), /Undid checkpoint 1/);
   assert.equal(readFileSync(a, "utf8"), "old a");
   assert.equal(existsSync(created), false);
-  assert.match(await cp.redo(localFiles()), /Redid checkpoint 1/);
+  assert.match(await cp.redo(localFiles(0o022)), /Redid checkpoint 1/);
   assert.equal(readFileSync(a, "utf8"), "edited since, by anyone");
+});
+
+test("undo recreates a file removed since, and its folder, with the session's umask", async (t) => {
+  const { store, ws } = await setup(t);
+  const cp = new Checkpoints(store, "s1", ws, () => 0o027);
+  const sub = join(ws, "sub");
+  mkdirSync(sub);
+  const text = join(sub, "a.txt");
+  const binary = join(sub, "b.bin");
+  writeFileSync(text, "before\n");
+  writeFileSync(binary, Buffer.from([0, 1, 2]));
+  await toolWrite(cp, text, "after\n");
+  await toolWrite(cp, binary, "after");
+  cp.seal();
+  // A command removed them after the turn.
+  rmSync(sub, { recursive: true });
+  assert.match(await cp.undo(localFiles(0o027)), /Restored to their earlier content/);
+  assert.equal(readFileSync(text, "utf8"), "before\n");
+  assert.deepEqual(readFileSync(binary), Buffer.from([0, 1, 2]));
+  assert.deepEqual(
+    [sub, text, binary].map((p) => statSync(p).mode & 0o777),
+    [0o750, 0o640, 0o640],
+  );
 });

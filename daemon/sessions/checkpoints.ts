@@ -77,6 +77,8 @@ export class Checkpoints {
     private readonly store: Store,
     private readonly sessionId: string,
     private readonly cwd: string,
+    /** The session's umask: a file restored where none is now is created as the tools create one. */
+    private readonly umask: () => number,
   ) {}
 
   /**
@@ -114,10 +116,11 @@ export class Checkpoints {
     if (!target) return "Nothing to undo: no turn's file changes are left to restore.";
     const now = new Map<FileEntry, Held>();
     for (const f of target.files) if (f.tooLarge === undefined) now.set(f, await holding(files, f.path));
-    // One grown too large since is left as it is anyway: nothing of it would be lost.
+    // One grown too large since is left as it is anyway, and one gone since comes back: neither
+    // restore loses anything of the user's.
     const changed = target.files.filter((f) => {
       const held = now.get(f);
-      return f.left !== undefined && held !== undefined && !(held && "tooLarge" in held) && !stillLeft(held, f.left);
+      return f.left !== undefined && held !== undefined && held !== null && !("tooLarge" in held) && !stillLeft(held, f.left);
     });
     if (changed.length && !force) {
       const names = changed.map((f) => this.show(f.path)).join(", ");
@@ -306,7 +309,7 @@ export class Checkpoints {
   private async put(files: FileAccess, path: string, bytes: Buffer): Promise<void> {
     const decoded = looksBinary(bytes) ? undefined : decodeBytes(bytes);
     if (decoded?.encoding === "utf8") await files.write(path, decoded.text, "utf8");
-    else await writeAtomic(path, bytes);
+    else await writeAtomic(path, bytes, { umask: this.umask(), create: true });
   }
 
   private async blob(hash: string): Promise<Buffer> {

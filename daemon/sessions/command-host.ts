@@ -9,6 +9,7 @@ import { listModels } from "../provider/registry.js";
 import type { TurnInput, TurnRunner } from "../agent/turn-runner.js";
 import type { ContentBlock } from "../../shared/acp-schemas.js";
 import { promptToText } from "./prompt-text.js";
+import { sessionUmask } from "./environment.js";
 import type { SessionDeps } from "./deps.js";
 import type { SessionRuntime } from "./runtime.js";
 import type { SessionTools } from "./session-tools.js";
@@ -129,7 +130,12 @@ export async function turnInputFor(
 
 export async function runPluginAction(parts: CommandHostParts, name: string, args: string, signal: AbortSignal): Promise<void> {
   const { session, runtime, surfaces, turns } = parts;
-  const result = await runAction(runtime.plugins, name, args, { env: session.toolEnv(), signal, sandbox: (dir) => parts.tools.sandboxNow([dir]) });
+  const result = await runAction(runtime.plugins, name, args, {
+    env: session.toolEnv(),
+    umask: sessionUmask(session.record),
+    signal,
+    sandbox: (dir) => parts.tools.sandboxNow([dir]),
+  });
   if (!result) {
     turns.emitForTurn(commandAnswer(`No plugin action named ${name}.`));
     return;

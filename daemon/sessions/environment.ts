@@ -2,9 +2,12 @@
  * What a session's commands, stdio MCP servers and plugin actions inherit: the environment of the
  * window that created the session, recorded once, minus secrets. The daemon's own environment (that
  * of whichever editor happened to start it) never reaches a tool, and a window attaching later
- * never changes another window's session.
+ * never changes another window's session. The same for the umask its commands and the files its
+ * tools create get (tools/umask.ts).
  */
 import { looksSecret } from "../../shared/environment.js";
+import { DEFAULT_UMASK } from "../tools/umask.js";
+import type { ClientPort, SessionRecord } from "./types.js";
 
 export { looksSecret };
 
@@ -34,4 +37,22 @@ export function filterEnvironment(env: Readonly<Record<string, string | undefine
     out[name] = value;
   }
   return out;
+}
+
+/** The umask of the session's commands and created files: its creating window's, else the default. */
+export function sessionUmask(record: Pick<SessionRecord, "umask">): number {
+  return record.umask ?? DEFAULT_UMASK;
+}
+
+/**
+ * A window attaches (load, resume): its environment and umask fill only what the session lacks (a
+ * session recorded before it kept them, or made by a client that did not say).
+ */
+export function adoptWindowFacts(
+  record: Pick<SessionRecord, "environment" | "umask">,
+  port: Pick<ClientPort, "env" | "umask">,
+  policy: EnvironmentPolicy | undefined,
+): void {
+  record.environment ??= filterEnvironment(port.env, policy);
+  if (record.umask === undefined && port.umask !== undefined) record.umask = port.umask;
 }

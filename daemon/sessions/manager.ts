@@ -24,6 +24,8 @@ export interface NewSessionInput {
   additionalDirectories: string[];
   model: string;
   env: Record<string, string | undefined>;
+  /** The creating window's umask; undefined when it did not say. */
+  umask?: number | undefined;
 }
 
 export interface ListPage {
@@ -126,6 +128,7 @@ export class SessionManager {
       historyLength: 0,
     };
     record.environment = filterEnvironment(input.env, this.deps.config().shellEnvironment);
+    if (input.umask !== undefined) record.umask = input.umask;
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
     const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), prompt.text);
     session.notices.add(...prompt.notices);

@@ -20,6 +20,7 @@ import type { WriteTicket } from "./checkpoints.js";
 import type { EditorRouter } from "./editor-router.js";
 import type { PermissionBroker } from "./permission-broker.js";
 import type { SessionRecord, SessionUpdate } from "./types.js";
+import { sessionUmask } from "./environment.js";
 
 export interface SessionToolsHost {
   record: SessionRecord;
@@ -67,7 +68,7 @@ export class SessionTools {
 
   /** Files as the tools reach them (the editor's buffers when it offers fs), for /undo and /redo. */
   restoreFiles(signal: AbortSignal): FileAccess {
-    return routedFiles(this.host.record.id, (cap) => this.host.router.pick(cap), localFiles(), signal);
+    return routedFiles(this.host.record.id, (cap) => this.host.router.pick(cap), localFiles(sessionUmask(this.host.record)), signal);
   }
 
   /** Where a command of this session would run now (plugin actions add their own folder as readable). */
@@ -133,13 +134,15 @@ export class SessionTools {
       context: (sig, toolCallId) => {
         // Exactly the session's recorded environment: never the daemon's own, never another window's.
         const env = host.env();
+        const umask = sessionUmask(record);
         return {
           sessionId: record.id,
           cwd,
           roots,
           env,
+          umask,
           signal: sig,
-          files: checkpointed(routedFiles(record.id, pick, localFiles(), sig)),
+          files: checkpointed(routedFiles(record.id, pick, localFiles(umask), sig)),
           snapshots: this.snapshots,
           allowPrivateNetwork: host.allowPrivateNetwork(),
           commands: routedCommands(record.id, pick, localCommands(env)),

@@ -25,7 +25,7 @@ import type { JobTable } from "../tools/jobs.js";
 import type { Checkpoints } from "./checkpoints.js";
 import type { TaskTranscripts } from "./task-transcripts.js";
 import { SessionState } from "./session-state.js";
-import { filterEnvironment } from "./environment.js";
+import { adoptWindowFacts, filterEnvironment } from "./environment.js";
 import { replayLedger } from "./replay.js";
 import { StartNotices } from "./notices.js";
 import { wireSession } from "./wiring.js";
@@ -199,10 +199,10 @@ export class Session implements SettingsHost, DriverHost {
     return { ...(this.record.environment ?? {}) };
   }
 
-  /** A window attaches (load, resume): its environment fills only what the session lacks (after a restart). */
+  /** A window attaches (load, resume): its environment and umask fill only what the session lacks. */
   adoptWindow(port: ClientPort): void {
     this.providerEnv ??= port.env;
-    this.record.environment ??= filterEnvironment(port.env, this.deps.config().shellEnvironment);
+    adoptWindowFacts(this.record, port, this.deps.config().shellEnvironment);
   }
 
   /** `/env reload`: the session's tools inherit `port`'s environment from now on. */

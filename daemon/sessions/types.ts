@@ -15,6 +15,8 @@ export interface ClientPort {
   readonly closed: boolean;
   /** The window's whole environment, as its shim sent it (secrets included: never hand it to a tool). */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The window's umask, as its shim sent it; undefined when the client did not say. */
+  readonly umask?: number | undefined;
   sendUpdate(sessionId: string, update: SessionUpdate): void;
   /** A vendor notification (status updates, extension surfaces). */
   notify(method: string, params: unknown): void;
@@ -69,6 +71,11 @@ export interface SessionRecord {
    * environment minus secrets (environment.ts), fixed until the user asks for `/env reload`.
    */
   environment?: Record<string, string>;
+  /**
+   * The creating window's umask, for the session's commands and the files its tools create; absent
+   * when that window did not say (then environment.ts's `sessionUmask` gives the default).
+   */
+  umask?: number | undefined;
   /** The project instruction files in the system prompt, in its order (shown by /status). */
   instructionFiles?: string[] | undefined;
   /** The cumulative cost ledger (pricing.ts), so costs survive restarts. */

@@ -8,6 +8,7 @@ import { subagentRunner } from "../agent/subagent.js";
 import { JobTable } from "../tools/jobs.js";
 import { SessionSandbox } from "../tools/sandbox.js";
 import { Checkpoints } from "./checkpoints.js";
+import { sessionUmask } from "./environment.js";
 import { jobHooks } from "./job-records.js";
 import { TaskTranscripts } from "./task-transcripts.js";
 import type { Inbox } from "../inbox/inbox.js";
@@ -57,7 +58,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
   const broker = new PermissionBroker(record.id, router, () => deps.permissionTimeoutMs());
   const jobs = new JobTable(jobHooks(deps.store, record.id, log));
   const sandbox = new SessionSandbox({ status: () => deps.sandbox(), hidden: deps.hiddenDirs, network: () => deps.config().sandbox.network });
-  const checkpoints = new Checkpoints(deps.store, record.id, record.cwd);
+  const checkpoints = new Checkpoints(deps.store, record.id, record.cwd, () => sessionUmask(record));
   const transcripts = new TaskTranscripts(deps.store, record.id, log);
   let port!: ReturnType<typeof turnPort>;
   const tools = new SessionTools({

@@ -9,6 +9,7 @@
 import { CreateTerminalResponse, TerminalOutputResponse, WaitForExitResponse } from "../../shared/acp-schemas.js";
 import { askEditor, editorAnswer, editorTimeoutMs } from "./editor-request.js";
 import type { CommandResult, CommandRunner, EditorPicker } from "./types.js";
+import { shellCommand } from "./umask.js";
 
 const OUTPUT_LIMIT = 64 * 1024;
 /** The terminal requests with the editor's bound (wait_for_exit lasts as long as the command). */
@@ -20,9 +21,9 @@ export function routedCommands(sessionId: string, pick: EditorPicker, local: Com
     async run(command, opts) {
       const editor = pick("terminal");
       if (!editor || BOUNDED.some((m) => editor.silence?.silent(m))) return local.run(command, opts);
-      // Confined the same way as on this machine: the editor runs `bwrap … -- /bin/sh -c …` in its terminal.
-      const argv = ["/bin/sh", "-c", command];
-      const { file, args } = opts.sandbox ? opts.sandbox.wrap(argv, opts.cwd, { newSession: true }) : { file: argv[0]!, args: argv.slice(1) };
+      // As on this machine: confined the same way (`bwrap … -- /bin/sh …`), and with the session's
+      // umask, not the terminal's window's (which may not be the window that created the session).
+      const { file, args } = shellCommand(command, opts.cwd, opts.umask, opts.sandbox, { newSession: true });
       const created = editorAnswer(
         CreateTerminalResponse,
         "terminal/create",

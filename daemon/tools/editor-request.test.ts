@@ -62,7 +62,7 @@ test("fs through a silent editor: a read falls back to the disk, a write fails w
   const p = join(dir, "a.txt");
   writeFileSync(p, "on disk\n");
   const e = editor();
-  const files = routedFiles("s1", () => e.port, localFiles(), new AbortController().signal, 20);
+  const files = routedFiles("s1", () => e.port, localFiles(0o022), new AbortController().signal, 20);
   assert.deepEqual(await files.read(p), { text: "on disk\n", encoding: "utf8" });
   await assert.rejects(files.write(p, "new\n"), /the editor did not answer fs\/write_text_file within/);
   assert.deepEqual(
@@ -77,10 +77,15 @@ test("fs through a silent editor: a read falls back to the disk, a write fails w
 test("terminal/create follows the turn's cancel and has a bound of its own", async () => {
   const e = editor();
   const cancel = new AbortController();
-  const run = routedCommands("s1", () => e.port, noLocal, 60_000).run("true", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal });
+  const run = routedCommands("s1", () => e.port, noLocal, 60_000).run("true", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal, umask: 0o022 });
   cancel.abort();
   await assert.rejects(run, /terminal\/create withdrawn/);
-  const bounded = routedCommands("s1", () => e.port, noLocal, 20).run("true", { cwd: dir, timeoutMs: 60_000, signal: new AbortController().signal });
+  const bounded = routedCommands("s1", () => e.port, noLocal, 20).run("true", {
+    cwd: dir,
+    timeoutMs: 60_000,
+    signal: new AbortController().signal,
+    umask: 0o022,
+  });
   await assert.rejects(bounded, /the editor did not answer terminal\/create within/);
 });
 
@@ -91,7 +96,7 @@ test("wait_for_exit lasts as long as the command may, is then withdrawn, and the
     "terminal/output": { output: "partial", truncated: false },
     "terminal/release": {},
   });
-  const r = await routedCommands("s1", () => e.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 20, signal: new AbortController().signal });
+  const r = await routedCommands("s1", () => e.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 20, signal: new AbortController().signal, umask: 0o022 });
   assert.equal(r.timedOut, true);
   assert.equal(r.output, "partial");
   assert.deepEqual(
@@ -107,7 +112,7 @@ test("wait_for_exit lasts as long as the command may, is then withdrawn, and the
     "terminal/output": { output: "", truncated: false },
     "terminal/release": {},
   });
-  const pending = routedCommands("s1", () => e2.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal });
+  const pending = routedCommands("s1", () => e2.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal, umask: 0o022 });
   await e2.asked("terminal/wait_for_exit");
   cancel.abort();
   const c = await pending;
@@ -153,7 +158,7 @@ test("through a silent window: reads go to the disk at once; a write goes to the
   const p = join(dir, "silent.txt");
   writeFileSync(p, "on disk\n");
   const w = silentWindow({ "fs/write_text_file": {} });
-  const files = routedFiles("s1", () => w.port, localFiles(), new AbortController().signal, 10);
+  const files = routedFiles("s1", () => w.port, localFiles(0o022), new AbortController().signal, 10);
   assert.deepEqual(await files.read(p), { text: "on disk\n", encoding: "utf8" });
   assert.deepEqual(await files.read(p), { text: "on disk\n", encoding: "utf8" });
   assert.equal(w.calls.filter((c) => c.method === "fs/read_text_file").length, 1, "one read waited, the next did not ask");
@@ -177,6 +182,7 @@ test("through a silent window: reads go to the disk at once; a write goes to the
     cwd: dir,
     timeoutMs: 10_000,
     signal: new AbortController().signal,
+    umask: 0o022,
   });
   assert.equal(r.output, "here\n");
   assert.equal(r.terminalId, undefined);

@@ -5,7 +5,7 @@ import { JobTable } from "./jobs.js";
 
 test("a job's output is read once, in order; wait returns at its exit with the code", async () => {
   const jobs = new JobTable();
-  const job = jobs.start("echo one; sleep 0.2; echo two; exit 3", process.cwd(), process.env);
+  const job = jobs.start("echo one; sleep 0.2; echo two; exit 3", process.cwd(), { env: process.env, umask: 0o022 });
   assert.equal(job.jobId, "job-1");
   assert.equal(job.state, "running");
   const done = await jobs.wait("job-1", 5000, new AbortController().signal);
@@ -18,7 +18,7 @@ test("a job's output is read once, in order; wait returns at its exit with the c
 
 test("wait gives up at its timeout and the job runs on; kill ends the whole process group", async () => {
   const jobs = new JobTable();
-  const job = jobs.start("sleep 30 & echo $! ; wait", process.cwd(), process.env);
+  const job = jobs.start("sleep 30 & echo $! ; wait", process.cwd(), { env: process.env, umask: 0o022 });
   const waited = await jobs.wait(job.jobId, 50, new AbortController().signal);
   assert.equal(waited.timedOut, true);
   assert.equal(waited.state, "running");
@@ -32,7 +32,7 @@ test("wait gives up at its timeout and the job runs on; kill ends the whole proc
 
 test("unread output is bounded: the oldest bytes go and are counted", async () => {
   const jobs = new JobTable();
-  jobs.start("head -c 100000 /dev/zero | tr '\\0' x", process.cwd(), process.env);
+  jobs.start("head -c 100000 /dev/zero | tr '\\0' x", process.cwd(), { env: process.env, umask: 0o022 });
   const r = await jobs.wait("job-1", 5000, new AbortController().signal);
   assert.equal(r.output.length, 32 * 1024);
   assert.equal(r.dropped, 100000 - 32 * 1024);

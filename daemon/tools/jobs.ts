@@ -8,8 +8,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { killGroup } from "./local-commands.js";
-import type { Sandbox } from "./sandbox.js";
-import type { JobControl, JobRead, JobView } from "./types.js";
+import type { JobControl, JobRead, JobStart, JobView } from "./types.js";
+import { shellCommand } from "./umask.js";
 
 export type { JobRead, JobView };
 
@@ -64,11 +64,11 @@ export class JobTable implements JobControl {
 
   constructor(private readonly hooks?: JobHooks) {}
 
-  start(command: string, cwd: string, env: Record<string, string | undefined>, sandbox?: Sandbox): JobView {
+  start(command: string, cwd: string, { env, umask, sandbox }: JobStart): JobView {
     if (this.running() >= MAX_JOBS) throw new Error(`this session already runs ${MAX_JOBS} background jobs; stop one with command_kill first`);
     const childEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
-    const { file, args } = sandbox ? sandbox.wrap(["/bin/sh", "-c", command], cwd) : { file: "/bin/sh", args: ["-c", command] };
+    const { file, args } = shellCommand(command, cwd, umask, sandbox);
     const child = spawn(file, args, { cwd, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const jobId = `job-${this.next++}`;
     const view: JobView = { jobId, command, cwd, pid: child.pid, startedAt: new Date().toISOString(), state: "running", exitCode: null, signal: null };

@@ -9,10 +9,11 @@ import { BoundedOutput, localCommands } from "./local-commands.js";
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "reasonix-cmd-")));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const runner = localCommands({ ...process.env, REASONIX_TEST_VAR: "from-env" });
-const opts = (extra: { timeoutMs?: number; signal?: AbortSignal } = {}) => ({
+const opts = (extra: { timeoutMs?: number; signal?: AbortSignal; umask?: number } = {}) => ({
   cwd: dir,
   timeoutMs: extra.timeoutMs ?? 10_000,
   signal: extra.signal ?? new AbortController().signal,
+  umask: extra.umask ?? 0o022,
 });
 
 /** A zombie (dead, not yet reaped by init) counts as gone. */
@@ -108,4 +109,10 @@ test("an already aborted signal runs nothing", async () => {
 
 test("a missing cwd rejects", async () => {
   await assert.rejects(runner.run("true", { ...opts(), cwd: join(dir, "nope") }));
+});
+
+test("a command runs under the session's umask, its own text and $0 as they were", async () => {
+  const r = await runner.run('umask; echo "$0" $#; mkdir made && touch made/file && stat -c %a made made/file', opts({ umask: 0o027 }));
+  assert.equal(r.exitCode, 0, r.output);
+  assert.equal(r.output, "0027\n/bin/sh 0\n750\n640\n");
 });

@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import type { CommandResult, CommandRunner } from "./types.js";
+import { shellCommand } from "./umask.js";
 
 const HEAD_BYTES = 16 * 1024;
 const TAIL_BYTES = 16 * 1024;
@@ -63,12 +64,12 @@ export function localCommands(env: Record<string, string | undefined>): CommandR
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
 
   return {
-    run(command, { cwd, timeoutMs, signal, sandbox }) {
+    run(command, { cwd, timeoutMs, signal, sandbox, umask }) {
       if (signal.aborted) {
         return Promise.resolve({ exitCode: null, signal: null, output: "", truncated: false, timedOut: false, cancelled: true });
       }
       return new Promise<CommandResult>((resolve, reject) => {
-        const { file, args } = sandbox ? sandbox.wrap(["/bin/sh", "-c", command], cwd) : { file: "/bin/sh", args: ["-c", command] };
+        const { file, args } = shellCommand(command, cwd, umask, sandbox);
         // Confined or not, the command leads its own process group; bwrap keeps it (no new session).
         const child = spawn(file, args, { cwd, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const out = new BoundedOutput();

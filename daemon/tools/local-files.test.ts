@@ -7,7 +7,7 @@ import { localFiles } from "./local-files.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "reasonix-files-")));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const files = localFiles();
+const files = localFiles(0o022);
 
 test("reads UTF-8 and writes it back byte for byte, BOM included", async () => {
   const p = join(dir, "bom.txt");
@@ -74,7 +74,7 @@ test("a write replaces a hard link instead of writing through it; the file outsi
   assert.deepEqual(readdirSync(workspace), ["linked.txt"]);
 });
 
-test("a write keeps the file's mode, leaves no temporary file, and a new file gets the usual mode", async () => {
+test("a write keeps the file's mode, leaves no temporary file, and a new file gets 0666 less the umask", async () => {
   const p = join(dir, "run.sh");
   writeFileSync(p, "#!/bin/sh\necho 1\n");
   chmodSync(p, 0o750);
@@ -83,8 +83,7 @@ test("a write keeps the file's mode, leaves no temporary file, and a new file ge
   assert.equal(readFileSync(p, "utf8"), "#!/bin/sh\necho 2\n");
   const fresh = join(dir, "fresh.txt");
   await files.write(fresh, "new");
-  writeFileSync(join(dir, "reference.txt"), "new");
-  assert.equal(statSync(fresh).mode & 0o7777, statSync(join(dir, "reference.txt")).mode & 0o7777);
+  assert.equal(statSync(fresh).mode & 0o7777, 0o644);
   assert.deepEqual(
     readdirSync(dir).filter((n) => n.endsWith(".tmp")),
     [],
@@ -115,4 +114,21 @@ test("a write replaces a symbolic link at the path it is given rather than follo
   await files.write(p, "replaced\n");
   assert.equal(readFileSync(target, "utf8"), "target\n");
   assert.equal(readFileSync(p, "utf8"), "replaced\n");
+});
+
+test("a new file and the folders made for it get the session's umask, not the process's; an existing file keeps its mode", async () => {
+  for (const [umask, file, folder] of [
+    [0o027, 0o640, 0o750],
+    [0o002, 0o664, 0o775],
+  ] as const) {
+    const base = join(dir, `modes-${umask.toString(8)}`);
+    await localFiles(umask).write(join(base, "deep", "new.txt"), "new\n");
+    assert.equal(statSync(join(base, "deep", "new.txt")).mode & 0o777, file);
+    for (const d of [base, join(base, "deep")]) assert.equal(statSync(d).mode & 0o777, folder, d);
+  }
+  const kept = join(dir, "modes-27", "kept.txt");
+  writeFileSync(kept, "old\n");
+  chmodSync(kept, 0o604);
+  await localFiles(0o027).write(kept, "new\n");
+  assert.equal(statSync(kept).mode & 0o777, 0o604);
 });

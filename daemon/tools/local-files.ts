@@ -11,6 +11,7 @@ import { inPinnedFolder } from "./pinned-folder.js";
 import { withRegularFile } from "./read-head.js";
 import type { FileAccess } from "./types.js";
 import { decodeBytes, encodeText, encodingLabel, fitsEncoding, isUtf16, type TextEncodingName } from "./text-encoding.js";
+import { fileMode, folderMode } from "./umask.js";
 
 export { decodeBytes } from "./text-encoding.js";
 
@@ -78,7 +79,8 @@ async function existingEncoding(path: string): Promise<TextEncodingName | undefi
   return looksBinary(bytes) ? undefined : decodeBytes(bytes).encoding;
 }
 
-export function localFiles(): FileAccess {
+/** `umask`: the session's, for the files and folders a write creates (umask.ts). */
+export function localFiles(umask: number): FileAccess {
   return {
     async read(path) {
       const bytes = await readBounded(path);
@@ -97,7 +99,7 @@ export function localFiles(): FileAccess {
         const label = encodingLabel(enc);
         throw new Error(`${path} is a ${label} file and the new text has characters ${label} cannot encode`);
       }
-      await writeAtomic(path, encodeText(text, enc), true);
+      await writeAtomic(path, encodeText(text, enc), { umask, create: true });
     },
 
     async exists(path) {
@@ -122,9 +124,11 @@ export function localFiles(): FileAccess {
  * before anything is made in it (pinned-folder.ts), and the temporary file, the rename and any
  * missing folders (`create`) go through the open folder, so a folder swapped for a link meanwhile
  * cannot send the write elsewhere: it fails with FolderChangedError and writes nothing.
+ *
+ * A new file gets 0666 and a new folder 0777 less `umask` (the session's, not the daemon's own).
  */
-export async function writeAtomic(path: string, bytes: Uint8Array, create = false): Promise<void> {
-  await inPinnedFolder(path, create, async (folder, name) => {
+export async function writeAtomic(path: string, bytes: Uint8Array, opts: { umask: number; create?: boolean }): Promise<void> {
+  await inPinnedFolder(path, opts.create ? { mode: folderMode(opts.umask) } : false, async (folder, name) => {
     const target = folder.at(name);
     let old: Stats | undefined;
     try {
@@ -137,15 +141,15 @@ export async function writeAtomic(path: string, bytes: Uint8Array, create = fals
     // rename() only needs the folder to be writable; the file's own permission still decides.
     if (old) await access(target, constants.W_OK);
     const temp = folder.at(`.${name}.${randomBytes(6).toString("hex")}.tmp`);
-    // A new file gets what writeFile would give it (0666 less the umask); an existing one its own bits.
-    const file = await open(temp, "wx", old ? 0o600 : 0o666);
+    // Private until its mode is set: the daemon's own umask (077) applies to open's mode.
+    const file = await open(temp, "wx", 0o600);
     try {
       try {
         if (old) {
           // Fails unless we are root or the owner already; either way nobody gains access.
           await file.chown(old.uid, old.gid).catch(() => undefined);
           await file.chmod(old.mode & 0o7777);
-        }
+        } else await file.chmod(fileMode(opts.umask));
         await file.writeFile(bytes);
         await file.sync();
       } finally {

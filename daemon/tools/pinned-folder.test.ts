@@ -54,10 +54,10 @@ test("a folder that is a link, or is reached through one, is refused before anyt
   const { ws, outside } = place();
   symlinkSync(outside, join(ws, "link"));
   mkdirSync(join(outside, "deep"));
-  const files = localFiles();
+  const files = localFiles(0o022);
   // The last level is the link; an existing level past the link; missing levels past the link.
   for (const p of ["link/a.txt", "link/deep/a.txt", "link/new/er/a.txt"]) await assert.rejects(files.write(join(ws, p), "x"), FolderChangedError, p);
-  for (const p of ["link/a.txt", "link/deep/a.txt"]) await assert.rejects(writeAtomic(join(ws, p), Buffer.from("x")), FolderChangedError, p);
+  for (const p of ["link/a.txt", "link/deep/a.txt"]) await assert.rejects(writeAtomic(join(ws, p), Buffer.from("x"), { umask: 0o022 }), FolderChangedError, p);
   await assert.rejects(unlinkPinned(join(ws, "link", "deep", "gone.txt")), FolderChangedError);
   await assert.rejects(rmdirPinned(join(ws, "link", "deep")), FolderChangedError);
   assert.deepEqual(readdirSync(outside), ["deep"]);
@@ -68,7 +68,7 @@ test("a folder that is a link, or is reached through one, is refused before anyt
 
 test("missing folders are made one verified level at a time; unlink and rmdir go through the parent", async () => {
   const { ws } = place();
-  const files = localFiles();
+  const files = localFiles(0o022);
   await files.write(join(ws, "a/b/c/x.txt"), "deep\n");
   assert.equal(readFileSync(join(ws, "a/b/c/x.txt"), "utf8"), "deep\n");
   await unlinkPinned(join(ws, "a/b/c/x.txt"));
@@ -119,7 +119,7 @@ test("a swapper racing 200 writes never gets one outside: each lands inside or f
     if (out.startsWith("go:")) started();
   });
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-  const files = localFiles();
+  const files = localFiles(0o022);
   const landed: string[] = [];
   let refused = 0;
   try {

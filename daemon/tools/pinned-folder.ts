@@ -8,13 +8,14 @@
  * Node has no openat/renameat; this is their equivalent.
  *
  * Missing folders (mkdir -p) are created one level at a time the same way: each new level is made
- * and opened through its verified parent, never through a link.
+ * and opened through its verified parent, never through a link, and given the mode the caller asks
+ * (the session's umask, not the daemon's: umask.ts) through its open descriptor.
  *
  * Only on Linux with /proc mounted. Elsewhere (macOS has no such magic links) the folder is used
  * by path, as before: the boundary check stands, the swap race is not closed there.
  */
 import { constants, existsSync } from "node:fs";
-import { lstat, mkdir, open, readlink, rmdir, unlink, type FileHandle } from "node:fs/promises";
+import { chmod, lstat, mkdir, open, readlink, rmdir, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 /** A folder along the path changed (became a link, moved or went away) between the check and the write. */
@@ -48,16 +49,22 @@ export function pinsFolders(): boolean {
   return procFd;
 }
 
+/** Make missing folders, each with `mode` (the daemon's own umask does not apply to it). */
+export interface CreateFolders {
+  mode: number;
+}
+
 /**
  * Opens `dir` (absolute, already resolved through links and checked) and verifies the opened folder
  * is that one. With `create`, missing levels are made first, each through its verified parent.
  */
-export async function pinFolder(dir: string, create = false): Promise<PinnedFolder> {
+export async function pinFolder(dir: string, create: CreateFolders | false = false): Promise<PinnedFolder> {
   if (!pinsFolders()) {
-    if (create) await mkdir(dir, { recursive: true });
+    if (create) await mkdirByPath(dir, create.mode);
     return byPath(dir);
   }
   let handle: FileHandle;
+  let made = false;
   try {
     handle = await open(dir, DIR_FLAGS);
   } catch (err) {
@@ -65,12 +72,16 @@ export async function pinFolder(dir: string, create = false): Promise<PinnedFold
     // O_NOFOLLOW on a link gives ENOTDIR (with O_DIRECTORY) or ELOOP: the folder turned into a link.
     if ((code === "ENOTDIR" || code === "ELOOP") && (await notAFile(dir))) throw new FolderChangedError(dir);
     if (code !== "ENOENT" || !create || dirname(dir) === dir) throw err;
-    const parent = await pinFolder(dirname(dir), true);
+    const parent = await pinFolder(dirname(dir), create);
     try {
       const inParent = parent.at(basename(dir));
-      await mkdir(inParent).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== "EEXIST") throw e;
-      });
+      made = await mkdir(inParent).then(
+        () => true,
+        (e: NodeJS.ErrnoException) => {
+          if (e.code !== "EEXIST") throw e;
+          return false;
+        },
+      );
       // Whatever is there now (made by us or raced in), a link is refused by O_NOFOLLOW; gone
       // again right after mkdir means something else is moving folders here.
       handle = await open(inParent, DIR_FLAGS).catch(async (e: NodeJS.ErrnoException) => {
@@ -86,6 +97,8 @@ export async function pinFolder(dir: string, create = false): Promise<PinnedFold
   try {
     // The kernel's own name for the open folder: where anything made through it really lands.
     if ((await readlink(`/proc/self/fd/${handle.fd}`)) !== dir) throw new FolderChangedError(dir);
+    // Only a folder this call made; through the descriptor, so a name swapped since cannot redirect it.
+    if (made && create) await handle.chmod(create.mode);
   } catch (err) {
     await handle.close();
     throw err;
@@ -99,7 +112,7 @@ export async function pinFolder(dir: string, create = false): Promise<PinnedFold
   };
 }
 
-export async function withPinnedFolder<T>(dir: string, create: boolean, fn: (folder: PinnedFolder) => Promise<T>): Promise<T> {
+export async function withPinnedFolder<T>(dir: string, create: CreateFolders | false, fn: (folder: PinnedFolder) => Promise<T>): Promise<T> {
   const folder = await pinFolder(dir, create);
   try {
     return await fn(folder);
@@ -112,7 +125,7 @@ export async function withPinnedFolder<T>(dir: string, create: boolean, fn: (fol
  * Runs `fn` in the verified folder of `path`. A failure after the folder moved or went away (a swap
  * racing the work) is reported as FolderChangedError, the cause the model can act on.
  */
-export function inPinnedFolder<T>(path: string, create: boolean, fn: (folder: PinnedFolder, name: string) => Promise<T>): Promise<T> {
+export function inPinnedFolder<T>(path: string, create: CreateFolders | false, fn: (folder: PinnedFolder, name: string) => Promise<T>): Promise<T> {
   return withPinnedFolder(dirname(path), create, async (folder) => {
     try {
       return await fn(folder, basename(path));
@@ -142,6 +155,16 @@ async function notAFile(path: string): Promise<boolean> {
     return st.isSymbolicLink() || st.isDirectory();
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/** mkdir -p by path (where folders cannot be pinned), each folder it made given `mode`. */
+async function mkdirByPath(dir: string, mode: number): Promise<void> {
+  const first = await mkdir(dir, { recursive: true });
+  if (first === undefined) return;
+  for (let d = dir; ; d = dirname(d)) {
+    await chmod(d, mode);
+    if (d === first || dirname(d) === d) return;
   }
 }
 

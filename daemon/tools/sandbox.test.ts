@@ -40,11 +40,12 @@ function spec(over: Partial<SandboxSpec> & Pick<SandboxSpec, "roots">): SandboxS
   };
 }
 
-async function sh(command: string, s: SandboxSpec, cwd: string): Promise<{ exitCode: number | null; output: string }> {
+async function sh(command: string, s: SandboxSpec, cwd: string, umask = 0o022): Promise<{ exitCode: number | null; output: string }> {
   const r = await localCommands({ PATH: process.env.PATH, SECRET_CANARY: "in-the-session-env" }).run(command, {
     cwd,
     timeoutMs: 20_000,
     signal: new AbortController().signal,
+    umask,
     sandbox: sandboxOf(s),
   });
   return { exitCode: r.exitCode, output: r.output };
@@ -123,6 +124,18 @@ test("sandbox.network false: a command cannot reach a listener on this machine; 
   const off = await sh(connect, spec({ roots: [d.root], network: false }), d.root);
   assert.equal(off.exitCode, 3);
   assert.equal(off.output.trim(), "ECONNREFUSED");
+});
+
+test("a sandboxed command runs under the session's umask, in the workspace and in its /tmp", { skip }, async (t) => {
+  const d = place(t);
+  const r = await sh(
+    "umask; mkdir made /tmp/made && touch made/file /tmp/made/file && stat -c %a made made/file /tmp/made /tmp/made/file",
+    spec({ roots: [d.root], tmp: d.tmp }),
+    d.root,
+    0o027,
+  );
+  assert.equal(r.exitCode, 0, r.output);
+  assert.equal(r.output, "0027\n750\n640\n750\n640\n");
 });
 
 test("a failed command whose output says the sandbox stopped it gets a note naming the way out", () => {

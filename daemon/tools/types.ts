@@ -57,10 +57,10 @@ export interface CommandResult {
 }
 
 export interface CommandRunner {
-  /** `sandbox`: run confined (tools/sandbox.ts); absent, the command runs as it is. */
+  /** `sandbox`: run confined (tools/sandbox.ts); absent, the command runs as it is. `umask`: the session's (umask.ts). */
   run(
     command: string,
-    opts: { cwd: string; timeoutMs: number; signal: AbortSignal; sandbox?: Sandbox | undefined; onTerminal?(terminalId: string): void },
+    opts: { cwd: string; timeoutMs: number; signal: AbortSignal; umask: number; sandbox?: Sandbox | undefined; onTerminal?(terminalId: string): void },
   ): Promise<CommandResult>;
 }
 
@@ -71,6 +71,8 @@ export interface ToolContext {
   /** cwd plus additionalDirectories, resolved through links: the workspace boundary. */
   roots: readonly string[];
   env: Record<string, string | undefined>;
+  /** The umask of the window that created the session: for the files the tools create and the commands they run. */
+  umask: number;
   signal: AbortSignal;
   toolCallId: string;
   files: FileAccess;
@@ -112,9 +114,16 @@ export interface JobRead extends JobView {
   dropped: number;
 }
 
+/** How a background command starts: the session's environment and umask, confined in `sandbox` when given. */
+export interface JobStart {
+  env: Record<string, string | undefined>;
+  umask: number;
+  sandbox?: Sandbox | undefined;
+}
+
 /** A session's background commands (tools/jobs.ts). */
 export interface JobControl {
-  start(command: string, cwd: string, env: Record<string, string | undefined>, sandbox?: Sandbox): JobView;
+  start(command: string, cwd: string, opts: JobStart): JobView;
   read(jobId: string): JobRead;
   wait(jobId: string, timeoutMs: number, signal: AbortSignal): Promise<JobRead & { timedOut: boolean }>;
   kill(jobId: string): Promise<JobRead>;

@@ -20,6 +20,7 @@ async function timed(command: string, cwd: string, sandbox: Sandbox | undefined)
     cwd,
     timeoutMs: 30_000,
     signal: new AbortController().signal,
+    umask: 0o022,
     sandbox,
   });
   const ms = performance.now() - started;

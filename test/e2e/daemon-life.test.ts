@@ -203,3 +203,26 @@ test("a request piped in with EOF right behind it is still answered, cold and wa
     assert.equal(JSON.parse(lines[0]!).result.protocolVersion, 1, round);
   }
 });
+
+test("a client that closes the shim's stdout mid-stream has left: the shim exits 0 without a word, the turn finishes in the daemon", async (t) => {
+  const w = await world(t, { connector: "process" });
+  const { agent, model, workdir } = w;
+  const pieces = Array.from({ length: 40 }, (_, i) => `piece${i} `);
+  model.enqueue({ content: pieces, chunkDelayMs: 20 }, { content: ["next answer"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  void agent.prompt(sessionId, "stream for a while").catch(() => undefined);
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "piece2 ");
+  agent.closeStdout();
+  assert.deepEqual(await within(10_000, "the shim's exit", agent.exited), { code: 0, signal: null });
+  assert.equal(agent.stderr(), "", "no stack trace, no word: the client left");
+
+  // The turn ran on: another window sees all of it, and the model's next request holds the whole answer.
+  const other = w.spawn();
+  await other.initialize();
+  await other.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
+  await other.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "piece39 ");
+  assert.equal((await other.prompt(sessionId, "and then?")).stopReason, "end_turn");
+  const assistant = model.requests.at(-1)!.body.messages.filter((m: { role: string }) => m.role === "assistant");
+  assert.equal(assistant.at(-1).content, pieces.join(""));
+});

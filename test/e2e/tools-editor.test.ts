@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FakeEditor } from "../support/editor.js";
-import { within, world } from "./fixture.js";
+import { daemonStatus, within, world } from "./fixture.js";
 
 const FS_CAPS = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
 
@@ -73,9 +73,55 @@ test("with the terminal capability run_command goes create → wait → output �
     .filter((u) => u.sessionUpdate === "tool_call_update")
     .at(-1);
   assert.equal(done.status, "completed");
-  assert.deepEqual(done.content, [{ type: "terminal", terminalId: "term-0" }]);
+  assert.deepEqual(done.content, [
+    { type: "terminal", terminalId: "term-0" },
+    { type: "content", content: { type: "text", text: "from-terminal\n" } },
+  ]);
   assert.match(model.requests[1]!.body.messages.at(-1).content, /from-terminal/);
   assert.equal(editor.liveTerminals, 0);
+});
+
+const lastUpdate = (agent: { updatesFor(id: string): any[] }, sessionId: string): any =>
+  agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "tool_call_update")
+    .at(-1);
+const lines = (from: number, to: number): string => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
+
+test("a client that renders no terminal gets the end of a command's output as text, the sandbox's note with it", async (t) => {
+  const { agent, model, workdir, home } = await world(t);
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "seq 1 200; touch /usr/reasonix-never" } }] }, { content: ["ok"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "run it");
+  const done = lastUpdate(agent, sessionId);
+  assert.equal(done.status, "completed");
+  assert.equal(done.content.length, 1);
+  const text: string = done.content[0].content.text;
+  assert.match(text, /^\[… \d+ earlier bytes of output not shown; its end follows\]\n/);
+  assert.ok(text.includes(`\n${lines(138, 200)}touch: cannot touch '/usr/reasonix-never': `), text);
+  assert.ok(!text.includes("\n137\n"), "no more than the last 64 lines");
+  if ((await daemonStatus(home.dir)).sandbox.available) {
+    assert.match(text, /Read-only file system\n\[sandbox\] This command ran in the bubblewrap sandbox/);
+  } else t.diagnostic("no sandbox here: the note is not checked");
+});
+
+test("with the terminal capability the final update carries the terminal and, beside it, the output's end as text", async (t) => {
+  const { agent, model, workdir } = await world(t, { clientCapabilities: { terminal: true } });
+  const editor = new FakeEditor();
+  editor.attach(agent);
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "seq 1 200" } }] }, { content: ["ok"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  await agent.prompt(sessionId, "run it");
+  const done = lastUpdate(agent, sessionId);
+  assert.equal(done.status, "completed");
+  assert.deepEqual(done.content[0], { type: "terminal", terminalId: "term-0" });
+  assert.equal(done.content.length, 2);
+  assert.match(done.content[1].content.text, new RegExp(`^\\[… ${Buffer.byteLength(lines(1, 136))} earlier bytes of output not shown; its end follows\\]\\n`));
+  assert.ok(done.content[1].content.text.endsWith(`]\n${lines(137, 200)}`));
+  // The model still reads the whole (bounded) output.
+  assert.match(model.requests[1]!.body.messages.at(-1).content, /Output:\n1\n2\n3\n[\s\S]*\n200$/);
 });
 
 test("cancel during a long command in the editor's terminal kills it and releases it", async (t) => {

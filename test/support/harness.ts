@@ -162,6 +162,11 @@ export interface AgentOptions {
   requestTimeoutMs?: number;
   /** spawn the shim as the leader of its own process group, as some ACP clients do */
   detached?: boolean;
+  /**
+   * The editor's umask: the shim process starts with it (the in-process window sends it as the shim
+   * would). Default: the test process's own.
+   */
+  umask?: number;
 }
 
 export interface SessionUpdateRecord {
@@ -658,7 +663,10 @@ export class AgentProcess extends Agent {
 
   private constructor(options: AgentOptions) {
     super(options);
-    const [command, ...commandArgs] = options.command ?? [process.execPath, BIN, "acp", ...(options.args ?? [])];
+    const argv = options.command ?? [process.execPath, BIN, "acp", ...(options.args ?? [])];
+    // As an editor with this umask would start it: the shim's own process reads it.
+    const [command, ...commandArgs] =
+      options.umask === undefined ? argv : ["/bin/sh", "-c", `umask ${options.umask.toString(8).padStart(4, "0")} && exec "$0" "$@"`, ...argv];
     this.child = spawn(command!, commandArgs, {
       cwd: options.cwd ?? process.cwd(),
       env: agentEnv(options),
@@ -720,6 +728,11 @@ export class AgentProcess extends Agent {
     if (this.exitStatus) return;
     this.child.kill(signal);
     await this.exited;
+  }
+
+  /** The client closes its end of the shim's stdout: it reads nothing more, ever (a line half read is its loss). */
+  closeStdout(): void {
+    this.child.stdout!.destroy();
   }
 
   protected deliver(bytes: Buffer): Promise<void> {

@@ -9,6 +9,7 @@
  * What stays with the shim process (and its tests): reconnecting to a restarted daemon, handing over
  * to a daemon of another build, and starting a daemon through the ready pipe.
  */
+import { readFileSync } from "node:fs";
 import WebSocket, { type RawData } from "ws";
 import { createDaemon, type Daemon } from "../../daemon/main.js";
 import { AlreadyRunningError, StartupError } from "../../daemon/startup.js";
@@ -16,7 +17,7 @@ import { currentBuild } from "../../shared/build.js";
 import { ErrorCode, ExactId, type JsonRpcId } from "../../shared/jsonrpc.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../../shared/ndjson.js";
 import { resolvePaths, type Paths } from "../../shared/paths.js";
-import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_WIRE, WIRE_MAJOR } from "../../shared/wire.js";
+import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_UMASK, HEADER_WIRE, WIRE_MAJOR } from "../../shared/wire.js";
 import { assertTrustedSocket, DaemonUnavailableError, envSnapshot, readDaemonInfo } from "../../shim/connect.js";
 import { PRIVATE_ID_PREFIX, ShimMemory } from "../../shim/memory.js";
 import { Agent, agentEnv, DEFAULT_WAIT_MS, inProcessDaemons, type AgentOptions } from "./harness.js";
@@ -84,8 +85,21 @@ function modelFlag(args: readonly string[]): string | undefined {
   throw new Error(`in-process connector: unsupported shim arguments ${JSON.stringify(args)}; use { connector: "process" }`);
 }
 
+/**
+ * This process's umask, read without setting it: the daemon in this process creates files on other
+ * threads meanwhile, which `process.umask()` (it sets the mask twice) would race.
+ */
+function ownUmask(): number | undefined {
+  try {
+    const m = /^Umask:\s*([0-7]+)$/m.exec(readFileSync("/proc/self/status", "utf8"));
+    return m ? Number.parseInt(m[1]!, 8) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The upgrade the shim makes (shim/connect.ts openSocket), with `ws` instead of its own client. */
-function openWindow(paths: Paths, env: NodeJS.ProcessEnv, model: string | undefined): Promise<WebSocket> {
+function openWindow(paths: Paths, env: NodeJS.ProcessEnv, model: string | undefined, umask: number | undefined): Promise<WebSocket> {
   const headers: Record<string, string> = {
     [HEADER_WIRE]: String(WIRE_MAJOR),
     [HEADER_BUILD]: currentBuild(env),
@@ -93,6 +107,7 @@ function openWindow(paths: Paths, env: NodeJS.ProcessEnv, model: string | undefi
     [HEADER_ENV]: Buffer.from(JSON.stringify(envSnapshot(env))).toString("base64"),
   };
   if (model) headers[HEADER_MODEL] = model;
+  if (umask !== undefined) headers[HEADER_UMASK] = umask.toString(8).padStart(4, "0");
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws+unix:${paths.socketPath}:/acp`, { headers, perMessageDeflate: false, handshakeTimeout: 3000 });
     ws.once("open", () => {
@@ -198,7 +213,7 @@ export class InProcessAgent extends Agent {
         // A daemon of another process holds the store: it answers on the socket.
         if (!(err instanceof AlreadyRunningError)) throw err;
       }
-      socket = await openWindow(this.paths, this.env, this.model);
+      socket = await openWindow(this.paths, this.env, this.model, this.options.umask ?? ownUmask());
     } catch (err) {
       this.refuseAll(err);
       return;

@@ -62,15 +62,23 @@ test("an editor terminal is announced while running and shown as the result", as
   };
   const r = await call(runCommandTool, { command: "make" }, { ...f.ctx, commands: editorTerminal });
   assert.deepEqual(f.updates, [{ content: [{ type: "terminal", terminalId: "term-7" }] }]);
-  assert.deepEqual(r.content, [{ type: "terminal", terminalId: "term-7" }]);
+  assert.deepEqual(r.content, [
+    { type: "terminal", terminalId: "term-7" },
+    { type: "content", content: { type: "text", text: "ran make" } },
+  ]);
   assert.equal(r.output, "Exit code: 0\nOutput:\nran make\n[output truncated]");
 });
 
-test("long output reaches the model bounded", async () => {
+test("long output reaches the model bounded, and the editor as its last lines", async () => {
   const r = await call(runCommandTool, { command: "seq 1 20000" }, f.ctx);
   assert.match(r.output, /\[\.\.\. \d+ bytes omitted \.\.\.\]/);
   assert.ok(r.output.endsWith("\n20000"));
   assert.ok(r.output.length < 34 * 1024);
+  // The editor is shown the end: the last 64 lines.
+  assert.equal(r.content?.length, 1);
+  const text = (r.content![0] as { content: { text: string } }).content.text;
+  assert.match(text, /^\[… \d+ earlier bytes of output not shown; its end follows\]\n19937\n/);
+  assert.ok(text.endsWith("\n20000\n"));
 });
 
 test("trailing blanks are trimmed in linear time: 1 MiB of spaces before the last word, and after it", { timeout: 10_000 }, async () => {

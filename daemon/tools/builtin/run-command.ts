@@ -1,4 +1,5 @@
 import { errorText } from "../error-text.js";
+import { outputTail } from "../clip.js";
 import { z } from "zod";
 import { defineTool, type CommandResult, type ToolContext, type ToolResult } from "../types.js";
 import { isInside } from "../workspace.js";
@@ -66,6 +67,7 @@ export const runCommandTool = defineTool({
         cwd,
         timeoutMs: timeoutS * 1000,
         signal: ctx.signal,
+        umask: ctx.umask,
         sandbox: ctx.sandbox,
         onTerminal: (terminalId) => ctx.update({ content: [{ type: "terminal", terminalId }] }),
       });
@@ -74,9 +76,11 @@ export const runCommandTool = defineTool({
     }
     const stopped = ctx.sandbox && r.exitCode !== 0 ? sandboxStopNote(ctx.sandbox, r.output) : undefined;
     const output = stopped ? `${report(r, timeoutS)}\n${stopped}` : report(r, timeoutS);
-    const content = r.terminalId
-      ? [{ type: "terminal" as const, terminalId: r.terminalId }]
-      : [textContent(stopped ? `${r.output.replace(/\n$/, "")}\n${stopped}` : r.output)];
+    // The output's end as text, beside the terminal when there is one: a client that renders no
+    // terminal (acpx shows `[terminal] <id>`) still shows what the command printed.
+    const tail = outputTail(r.output);
+    const text = textContent(stopped ? `${tail.replace(/\n$/, "")}\n${stopped}` : tail);
+    const content = r.terminalId ? [{ type: "terminal" as const, terminalId: r.terminalId }, text] : [text];
     const rawOutput = { exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, cancelled: r.cancelled, truncated: r.truncated };
     return r.timedOut || r.cancelled ? { output, content, rawOutput, failed: true } : { output, content, rawOutput };
   },
@@ -85,7 +89,7 @@ export const runCommandTool = defineTool({
 /** Background jobs always run in the daemon, never in an editor terminal: they must outlive the window. */
 function startJob(command: string, cwd: string, ctx: ToolContext): ToolResult {
   try {
-    const job = ctx.jobs.start(command, cwd, ctx.env, ctx.sandbox);
+    const job = ctx.jobs.start(command, cwd, { env: ctx.env, umask: ctx.umask, sandbox: ctx.sandbox });
     const output =
       `Started in the background: "jobId": "${job.jobId}" (pid ${job.pid ?? "unknown"}). ` +
       "Read its new output with command_output, wait for it with command_wait, stop it with command_kill.";
