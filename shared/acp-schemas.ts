@@ -123,7 +123,18 @@ export const ListSessionsRequest = z.object({ cwd: absolutePath("cwd").nullish()
 
 export const SessionIdRequest = z.object({ sessionId: SessionId, _meta: meta }).passthrough();
 
-export const PromptRequest = z.object({ sessionId: SessionId, prompt: z.array(ContentBlock), _meta: meta }).passthrough();
+/**
+ * `messageId` is not in the schema (the message-id RFD's draft let the client name its message; the
+ * stable protocol has agents make ids): taken when it is a UUID, anything else is left out.
+ */
+export const PromptRequest = z
+  .object({
+    sessionId: SessionId,
+    prompt: z.array(ContentBlock),
+    messageId: z.string().uuid().nullish().catch(undefined),
+    _meta: meta,
+  })
+  .passthrough();
 
 export const SetModeRequest = z.object({ sessionId: SessionId, modeId: z.string(), _meta: meta }).passthrough();
 

@@ -18,6 +18,8 @@ export interface TurnInput<W> {
   origin: W | undefined;
   /** What the windows see as the user's message (ACP content blocks); goal continuations have none. */
   shown?: readonly unknown[];
+  /** The user message's id (ACP messageId), shared by its blocks; one is made when absent. */
+  messageId?: string;
   /** The same as plain text, for the session's title. */
   shownText?: string;
   /** What the model reads as the user's message. */
@@ -151,7 +153,8 @@ export class TurnRunner<W> {
     port.setRunning(true);
     port.mark({ type: "turn_start", turnId: turn.id });
     // Other windows see the prompt itself; the window that typed it already shows it.
-    for (const block of input.shown ?? []) port.emit({ sessionUpdate: "user_message_chunk", content: block as ContentBlock }, input.origin);
+    const messageId = input.messageId ?? randomUUID();
+    for (const block of input.shown ?? []) port.emit({ sessionUpdate: "user_message_chunk", content: block as ContentBlock, messageId }, input.origin);
     if (input.modelText !== undefined) port.appendHistory({ role: "user", content: [...port.takeNotes(), input.modelText].join("\n\n") });
     if (input.shownText) port.nameFrom(input.shownText);
     try {

@@ -9,6 +9,7 @@ import { keys, type Store } from "../store/store.js";
 import { StoreWriteError } from "../store/errors.js";
 import { SessionWriter } from "./writer.js";
 import { ChunkJoiner } from "./ledger-join.js";
+import { withMessageId } from "./message-ids.js";
 import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "./list-index.js";
 import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
 
@@ -87,7 +88,12 @@ export class SessionState {
     if (this.faultError === undefined) for (let i = messages.length; i < old; i++) this.writer.del(keys.history(this.id, i));
   }
 
+  /**
+   * Records an entry. A chunk without a message id gets one of its own here, in place, so the
+   * windows are sent what the ledger keeps.
+   */
   appendLedger(entry: LedgerBody): void {
+    if (entry.type === "update") withMessageId(entry.update);
     if (entry.type === "update" && this.chunks.join(entry.update, this.writer.generation)) return;
     const seq = ++this.record.lastSeq;
     const stored = { ...entry, seq, at: new Date().toISOString() };
