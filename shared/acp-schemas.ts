@@ -136,6 +136,23 @@ export const PromptRequest = z
   })
   .passthrough();
 
+/**
+ * session/fork (unstable v1). Where to cut: `_meta["reasonix.io"].messageId`, the message the fork
+ * ends with (absent: everything so far).
+ */
+export const ForkSessionRequest = NewSessionRequest.extend({
+  sessionId: SessionId,
+  _meta: z
+    .object({
+      "reasonix.io": z
+        .object({ messageId: z.string().min(1, "messageId must not be empty").nullish() })
+        .passthrough()
+        .nullish(),
+    })
+    .passthrough()
+    .nullish(),
+});
+
 export const SetModeRequest = z.object({ sessionId: SessionId, modeId: z.string(), _meta: meta }).passthrough();
 
 export const SetConfigOptionRequest = z

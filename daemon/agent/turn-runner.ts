@@ -270,8 +270,9 @@ export class TurnRunner<W> {
   private async admitSteers(): Promise<number> {
     const steers = this.port.acceptedSteers();
     for (const item of steers) {
-      this.port.appendHistory({ role: "user", content: item.text });
+      // Shown, then appended, as a prompt is: a fork cut before the steer leaves it out of both (sessions/fork.ts).
       this.port.emit({ sessionUpdate: "user_message_chunk", content: { type: "text", text: item.text } });
+      this.port.appendHistory({ role: "user", content: item.text });
       await this.port.removeSteer(item.id);
     }
     return steers.length;

@@ -158,6 +158,18 @@ test("a ledger recorded before message ids replays runs of same-kind chunks as o
   assert.equal(c, a, "consecutive records of one kind are one message");
 });
 
+test("conversation updates note the model history's length; reports about it do not", async (t) => {
+  const { store, state } = await setup(t);
+  state.appendHistory({ role: "system", content: "s" });
+  state.appendLedger({ type: "update", update: chunk("agent_message_chunk", "a") });
+  state.appendHistory({ role: "assistant", content: "a" });
+  state.appendLedger({ type: "update", update: { sessionUpdate: "usage_update", used: 1, size: 2 } });
+  state.appendLedger({ type: "update", update: { sessionUpdate: "tool_call", toolCallId: "c1", title: "t" } });
+  await state.flush();
+  const stored = (await store.range<LedgerEntry>(keys.eventPrefix("s1"))).map(({ value }) => (value.type === "update" ? value.historyAt : "-"));
+  assert.deepEqual(stored, [1, undefined, 2]);
+});
+
 test("a chunk carrying more than its text and message id (_meta, annotations, an image) keeps a record of its own", async (t) => {
   assert.equal(joinableText(chunk("agent_message_chunk", "x")), "x");
   assert.equal(joinableText({ ...chunk("agent_message_chunk", "x"), _meta: { a: 1 } }), undefined);

@@ -16,12 +16,18 @@ import { checkpointKeys } from "./checkpoints.js";
 import { endOrphanedJobs, jobKeys } from "./job-records.js";
 import { taskKeys } from "./task-transcripts.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
+import { forkConversation, forkRecord, sameFolders } from "./fork.js";
 
 export interface NewSessionInput {
   cwd: string;
   additionalDirectories: string[];
   model: string;
   env: Record<string, string | undefined>;
+}
+
+export interface ForkInput extends Omit<NewSessionInput, "model"> {
+  /** The message the fork ends with; undefined: everything the parent has committed. */
+  messageId: string | undefined;
 }
 
 export interface ListPage {
@@ -127,6 +133,52 @@ export class SessionManager {
       throw err;
     }
     return session;
+  }
+
+  /**
+   * A new session with `parentId`'s conversation (fork.ts). The parent is only read: a running turn
+   * goes on, and the fork holds what it had committed (its prompt, not the answer still streaming).
+   * Not copied: inbox, background jobs, permission grants, checkpoints (undo in the fork starts
+   * from its own first write), usage and costs.
+   */
+  async fork(parentId: string, input: ForkInput): Promise<Session> {
+    const parent = await this.get(parentId);
+    // An idle session is committed whole first; a running turn is taken as of its last commit point.
+    if (!parent.running) await parent.commit();
+    const committed = await this.store.get<SessionRecord>(keys.session(parentId));
+    if (!committed) throw RpcError.sessionNotFound(parentId);
+    const id = randomUUID();
+    const place = {
+      cwd: input.cwd,
+      additionalDirectories: input.additionalDirectories,
+      environment: filterEnvironment(input.env, this.deps.config().shellEnvironment),
+    };
+    try {
+      const forked = await forkConversation(this.store, committed, id, input.messageId);
+      const record = forkRecord(committed, forked, id, place);
+      const history = forked.history;
+      // Other folders have other instructions and facts: the fork gets a system prompt of its own.
+      const built = sameFolders(committed, place) && history.length > 0 ? undefined : await buildSystemPrompt(record, this.deps.configDir);
+      if (built && history.length > 0) history[0] = { role: "system", content: built.text };
+      await this.store.batch(
+        history.map((value, n) => ({ type: "put" as const, key: keys.history(id, n), value })),
+        false,
+      );
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built?.text ?? "");
+      session.notices.add(...(built?.notices ?? []));
+      const sandbox = await this.deps.sandbox();
+      if (!sandbox.available) session.notices.add(noSandboxNotice(sandbox.reason));
+      session.providerEnv = input.env;
+      this.live.set(id, session);
+      await session.commit();
+      return session;
+    } catch (err) {
+      // Nothing of a fork that failed stays: its record was never written, so nobody can name it.
+      this.live.delete(id);
+      await this.store.deletePrefix(keys.eventPrefix(id)).catch(() => undefined);
+      await this.store.deletePrefix(keys.historyPrefix(id)).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** A live session, or one brought back from the store; unknown ids are -32002. */

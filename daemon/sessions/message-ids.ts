@@ -11,7 +11,7 @@
  *
  * Ledgers written before ids existed replay with ids derived from where their records are stored:
  * a run of consecutive chunk records of one kind is one message, named after its first record, so
- * two replays agree.
+ * two replays (and a fork, which stores the derived id) agree.
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { SessionUpdate } from "./types.js";
@@ -21,6 +21,16 @@ export type ChunkUpdate = Extract<SessionUpdate, { sessionUpdate: "user_message_
 export function isChunk(update: SessionUpdate): update is ChunkUpdate {
   const kind = update.sessionUpdate;
   return kind === "user_message_chunk" || kind === "agent_message_chunk" || kind === "agent_thought_chunk";
+}
+
+/**
+ * What a window is shown of the conversation, as against reports about it (usage, title, mode):
+ * the history position recorded with these says where a fork cut at a message stops the model
+ * history (fork.ts).
+ */
+export function isConversation(update: SessionUpdate): boolean {
+  const kind = update.sessionUpdate;
+  return isChunk(update) || kind === "tool_call" || kind === "tool_call_update" || kind === "plan";
 }
 
 /**
