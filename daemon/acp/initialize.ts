@@ -24,7 +24,8 @@ export function initialize(params: z.output<typeof InitializeRequest>, conn: Acp
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
       mcpCapabilities: { http: true, sse: true },
       // fork is unstable v1 (schema.unstable.json); a client that does not know it ignores the key.
-      sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {}, fork: {} },
+      // Its _meta says a fork may end at a message (`_meta["reasonix.io"].messageId` in the request).
+      sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {}, fork: { _meta: { "reasonix.io": { messageId: true } } } },
       auth: { logout: {} },
       _meta: reasonixCapabilities(),
     },

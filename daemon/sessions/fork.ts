@@ -64,7 +64,8 @@ async function cutAt(store: Store, parent: SessionRecord, messageId: string): Pr
       next = entry;
     }
   }
-  if (!found) throw RpcError.invalidParams(`${FIELD}: session ${parent.id} has no message ${messageId}`);
+  // A running turn is forked as of its last commit point: what it streamed since is not there yet.
+  if (!found) throw RpcError.invalidParams(`${FIELD}: no message ${messageId} in what session ${parent.id} has committed`);
   if (!next) return { endSeq: parent.lastSeq + 1, historyLength: parent.historyLength };
   if (typeof next.historyAt !== "number") {
     throw RpcError.invalidParams(

@@ -54,7 +54,7 @@ const fork = (agent: Agent, params: object) => agent.rpc.request("session/fork",
 
 test("a fork of a session with two turns replays both and continues from both; the parent's history has nothing of the fork", async (t) => {
   const { agent, model, workdir, sessionId, init } = await twoTurns(t);
-  assert.deepEqual(init.agentCapabilities.sessionCapabilities.fork, {});
+  assert.deepEqual(init.agentCapabilities.sessionCapabilities.fork, { _meta: { "reasonix.io": { messageId: true } } });
   const forked = await fork(agent, { sessionId, cwd: workdir, mcpServers: [] });
   assert.ok(typeof forked.sessionId === "string" && forked.sessionId !== sessionId);
   assert.equal(forked._meta["reasonix.io"].forkedFrom, sessionId);
