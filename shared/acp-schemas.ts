@@ -123,7 +123,35 @@ export const ListSessionsRequest = z.object({ cwd: absolutePath("cwd").nullish()
 
 export const SessionIdRequest = z.object({ sessionId: SessionId, _meta: meta }).passthrough();
 
-export const PromptRequest = z.object({ sessionId: SessionId, prompt: z.array(ContentBlock), _meta: meta }).passthrough();
+/**
+ * `messageId` is not in the schema (the message-id RFD's draft let the client name its message; the
+ * stable protocol has agents make ids): taken when it is a UUID, anything else is left out.
+ */
+export const PromptRequest = z
+  .object({
+    sessionId: SessionId,
+    prompt: z.array(ContentBlock),
+    messageId: z.string().uuid().nullish().catch(undefined),
+    _meta: meta,
+  })
+  .passthrough();
+
+/**
+ * session/fork (unstable v1). Where to cut: `_meta["reasonix.io"].messageId`, the message the fork
+ * ends with (absent: everything so far).
+ */
+export const ForkSessionRequest = NewSessionRequest.extend({
+  sessionId: SessionId,
+  _meta: z
+    .object({
+      "reasonix.io": z
+        .object({ messageId: z.string().min(1, "messageId must not be empty").nullish() })
+        .passthrough()
+        .nullish(),
+    })
+    .passthrough()
+    .nullish(),
+});
 
 export const SetModeRequest = z.object({ sessionId: SessionId, modeId: z.string(), _meta: meta }).passthrough();
 

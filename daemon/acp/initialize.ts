@@ -1,4 +1,5 @@
-import type { InitializeResponse } from "@agentclientprotocol/sdk";
+// The unstable entry's type: it knows sessionCapabilities.fork.
+import type { InitializeResponse } from "@agentclientprotocol/sdk/unstable";
 import type { AcpWindow } from "./context.js";
 import { rmSync } from "node:fs";
 import { clipped, RpcError } from "../../shared/jsonrpc.js";
@@ -22,7 +23,9 @@ export function initialize(params: z.output<typeof InitializeRequest>, conn: Acp
       loadSession: true,
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
       mcpCapabilities: { http: true, sse: true },
-      sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {} },
+      // fork is unstable v1 (schema.unstable.json); a client that does not know it ignores the key.
+      // Its _meta says a fork may end at a message (`_meta["reasonix.io"].messageId` in the request).
+      sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {}, fork: { _meta: { "reasonix.io": { messageId: true } } } },
       auth: { logout: {} },
       _meta: reasonixCapabilities(),
     },

@@ -7,7 +7,7 @@ import type { z } from "zod";
 import type { RequestContext } from "../../shared/jsonrpc.js";
 import * as schema from "../../shared/acp-schemas.js";
 import { authenticate, initialize, logout } from "./initialize.js";
-import { closeSession, deleteSession, listSessions, loadSession, newSession, resumeSession } from "./session-lifecycle.js";
+import { closeSession, deleteSession, forkSession, listSessions, loadSession, newSession, resumeSession } from "./session-lifecycle.js";
 import { cancel, prompt } from "./session-prompt.js";
 import { setConfigOption, setMode, setModel, SetModelRequest } from "./session-config.js";
 import * as ext from "./reasonix-ext.js";
@@ -32,6 +32,8 @@ export const requestMethods: Record<string, RequestSpec> = {
   "session/new": request(schema.NewSessionRequest, newSession),
   "session/load": request(schema.LoadSessionRequest, loadSession),
   "session/resume": request(schema.ResumeSessionRequest, resumeSession),
+  // Unstable v1 (advertised as sessionCapabilities.fork).
+  "session/fork": request(schema.ForkSessionRequest, forkSession),
   "session/list": request(schema.ListSessionsRequest, listSessions),
   "session/close": request(schema.SessionIdRequest, closeSession),
   "session/delete": request(schema.SessionIdRequest, deleteSession),

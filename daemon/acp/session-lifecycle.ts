@@ -1,12 +1,20 @@
 /**
- * session/new, load, resume, list, close, delete. A connection attaches to a session; the session
+ * session/new, load, resume, fork, list, close, delete. A connection attaches to a session; the session
  * itself belongs to the daemon and outlives the connection.
  */
 import type { AcpWindow } from "./context.js";
 import type { ListSessionsResponse, LoadSessionResponse, NewSessionResponse } from "@agentclientprotocol/sdk";
+import type { ForkSessionResponse } from "@agentclientprotocol/sdk/unstable";
 import type { z } from "zod";
 import { ResultThen, RpcError } from "../../shared/jsonrpc.js";
-import type { ListSessionsRequest, LoadSessionRequest, NewSessionRequest, ResumeSessionRequest, SessionIdRequest } from "../../shared/acp-schemas.js";
+import type {
+  ForkSessionRequest,
+  ListSessionsRequest,
+  LoadSessionRequest,
+  NewSessionRequest,
+  ResumeSessionRequest,
+  SessionIdRequest,
+} from "../../shared/acp-schemas.js";
 import { resolveModelRef } from "../provider/registry.js";
 import type { Session } from "../sessions/session.js";
 import { sessionControls } from "./session-config.js";
@@ -51,6 +59,35 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
   conn.lastActive = Date.now();
   await session.refreshCommands();
   const result: NewSessionResponse = { sessionId: session.id, ...sessionControls(session, conn.services) };
+  return new ResultThen(result, () => {
+    sayStartNotices(session);
+    sendAvailableCommands(session, conn);
+  });
+}
+
+/**
+ * session/fork (unstable v1): a new session with the parent's conversation, up to now or up to
+ * `_meta["reasonix.io"].messageId` (sessions/fork.ts), set up for the calling window as session/new
+ * sets one up: attached, its MCP servers connected, its start notices and slash menu after the
+ * reply. The answer names where it came from in `_meta["reasonix.io"]` (`forkedFrom`, `messageId`).
+ */
+export async function forkSession(params: z.output<typeof ForkSessionRequest>, conn: AcpWindow): Promise<ResultThen> {
+  const messageId = params._meta?.["reasonix.io"]?.messageId ?? undefined;
+  const session = await conn.services.sessions.fork(params.sessionId, {
+    cwd: params.cwd,
+    additionalDirectories: params.additionalDirectories,
+    env: conn.info.env,
+    messageId,
+  });
+  session.attach(conn);
+  session.connectMcp(params.mcpServers);
+  conn.lastActive = Date.now();
+  await session.refreshCommands();
+  const result: ForkSessionResponse = {
+    sessionId: session.id,
+    ...sessionControls(session, conn.services),
+    _meta: { "reasonix.io": { forkedFrom: params.sessionId, ...(messageId ? { messageId } : {}) } },
+  };
   return new ResultThen(result, () => {
     sayStartNotices(session);
     sendAvailableCommands(session, conn);

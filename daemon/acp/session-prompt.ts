@@ -1,15 +1,22 @@
+import { randomUUID } from "node:crypto";
 import type { PromptResponse } from "@agentclientprotocol/sdk";
 import type { AcpWindow } from "./context.js";
 import type { z } from "zod";
 import type { PromptRequest, SessionIdRequest } from "../../shared/acp-schemas.js";
 
+/**
+ * The window that prompts is not sent its own message back, so the answer names the id the other
+ * windows and a replay show it under (the message-id RFD's `userMessageId`, in `_meta` as it is not
+ * in the schema): a client can fork at it.
+ */
 export async function prompt(params: z.output<typeof PromptRequest>, conn: AcpWindow): Promise<PromptResponse> {
   const session = await conn.services.sessions.get(params.sessionId);
   // A window that prompts a session it has not attached to (a reconnected shim) attaches now.
   session.attach(conn);
   conn.lastActive = Date.now();
-  const stopReason = await session.prompt(params.prompt, conn);
-  return { stopReason };
+  const userMessageId = params.messageId ?? randomUUID();
+  const stopReason = await session.prompt(params.prompt, conn, undefined, userMessageId);
+  return { stopReason, _meta: { "reasonix.io": { userMessageId } } };
 }
 
 /** A notification: unknown sessions are ignored, as no answer can be given. */

@@ -19,6 +19,8 @@ export interface TurnInput<W> {
   origin: W | undefined;
   /** What the windows see as the user's message (ACP content blocks); goal continuations have none. */
   shown?: readonly unknown[];
+  /** The user message's id (ACP messageId), shared by its blocks; one is made when absent. */
+  messageId?: string;
   /** The same as plain text, for the session's title. */
   shownText?: string;
   /** What the model reads as the user's message. */
@@ -174,7 +176,8 @@ export class TurnRunner<W> {
     port.setRunning(true);
     port.mark({ type: "turn_start", turnId: turn.id });
     // Other windows see the prompt itself; the window that typed it already shows it.
-    for (const block of input.shown ?? []) port.emit({ sessionUpdate: "user_message_chunk", content: block as ContentBlock }, input.origin);
+    const messageId = input.messageId ?? randomUUID();
+    for (const block of input.shown ?? []) port.emit({ sessionUpdate: "user_message_chunk", content: block as ContentBlock, messageId }, input.origin);
     if (input.modelText !== undefined) port.appendHistory({ role: "user", content: [...port.takeNotes(), input.modelText].join("\n\n") });
     if (input.shownText) port.nameFrom(input.shownText);
     try {
@@ -291,8 +294,9 @@ export class TurnRunner<W> {
   private async admitSteers(): Promise<number> {
     const steers = this.port.acceptedSteers();
     for (const item of steers) {
-      this.port.appendHistory({ role: "user", content: item.text });
+      // Shown, then appended, as a prompt is: a fork cut before the steer leaves it out of both (sessions/fork.ts).
       this.port.emit({ sessionUpdate: "user_message_chunk", content: { type: "text", text: item.text } });
+      this.port.appendHistory({ role: "user", content: item.text });
       await this.port.removeSteer(item.id);
     }
     return steers.length;

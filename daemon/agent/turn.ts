@@ -3,8 +3,9 @@
  * has no tool calls (end_turn), the step limit (max_turn_requests), or cancel (cancelled).
  * History is only ever appended to, so every request repeats the previous one as its prefix.
  */
+import { randomUUID } from "node:crypto";
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { ChatMessage, ChatModel, RoundResult, ToolSpec, Usage } from "../provider/types.js";
+import type { ChatMessage, ChatModel, Delta, RoundResult, ToolSpec, Usage } from "../provider/types.js";
 import type { ToolCallRequest } from "../tools/runner.js";
 import { keepCutShort, keepOverBound } from "./cut-short.js";
 
@@ -41,6 +42,28 @@ export interface TurnOptions {
 
 const isAbort = (signal: AbortSignal): boolean => signal.aborted;
 
+/**
+ * A round's streamed deltas as updates: its answer is one message and its reasoning another (ACP
+ * messageId). A retry's notice is a message of its own, and the try after it streams new messages:
+ * what an abandoned try showed stays apart from the answer that replaces it.
+ */
+function messageStream(host: TurnHost): (d: Delta) => void {
+  let ids = { thought: randomUUID(), answer: randomUUID() };
+  return (d) => {
+    if (d.kind === "notice") {
+      host.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: d.text } });
+      ids = { thought: randomUUID(), answer: randomUUID() };
+      return;
+    }
+    const thought = d.kind === "thought";
+    host.emit({
+      sessionUpdate: thought ? "agent_thought_chunk" : "agent_message_chunk",
+      content: { type: "text", text: d.text },
+      messageId: thought ? ids.thought : ids.answer,
+    });
+  };
+}
+
 export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSignal, opts: TurnOptions): Promise<StopReason> {
   for (let step = 0; step + (host.extraSteps?.() ?? 0) < opts.maxSteps; step++) {
     await host.beforeRequest?.(signal);
@@ -55,12 +78,7 @@ export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSig
         if (isAbort(signal)) return "cancelled";
       }
       try {
-        round = await model.stream({ messages: [...host.history()], tools: host.toolSpecs() }, signal, (d) =>
-          host.emit({
-            sessionUpdate: d.kind === "thought" ? "agent_thought_chunk" : "agent_message_chunk",
-            content: { type: "text", text: d.text },
-          }),
-        );
+        round = await model.stream({ messages: [...host.history()], tools: host.toolSpecs() }, signal, messageStream(host));
       } catch (err) {
         if (isAbort(signal)) return "cancelled";
         keepCutShort(host, err);

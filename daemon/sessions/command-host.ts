@@ -103,13 +103,14 @@ export async function turnInputFor(
   parts: CommandHostParts,
   blocks: ContentBlock[],
   origin: ClientPort | undefined,
+  messageId?: string,
 ): Promise<TurnInput<ClientPort> & { shownText: string }> {
   const { session, runtime, deps } = parts;
   const text = promptToText(blocks);
   if (text.length === 0) throw RpcError.invalidParams("prompt is empty");
   await runtime.refreshCommands();
   const resolved = runtime.resolve(text);
-  const shown = { origin, shown: blocks, shownText: text };
+  const shown = { origin, shown: blocks, shownText: text, ...(messageId ? { messageId } : {}) };
   if (resolved.kind === "local") {
     return {
       ...shown,

@@ -10,7 +10,11 @@ import { replayLedger } from "./replay.js";
 import { SessionState } from "./session-state.js";
 import type { ClientPort, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
 
-const chunk = (kind: "agent_message_chunk" | "agent_thought_chunk", text: string): SessionUpdate => ({ sessionUpdate: kind, content: { type: "text", text } });
+const chunk = (kind: "agent_message_chunk" | "agent_thought_chunk", text: string, messageId: string = kind): SessionUpdate => ({
+  sessionUpdate: kind,
+  content: { type: "text", text },
+  messageId,
+});
 
 /** A window that keeps what it is sent, in order. */
 function window(): ClientPort & { sent: SessionUpdate[] } {
@@ -54,7 +58,7 @@ async function setup(t: { after(fn: () => Promise<void> | void): void }) {
 test("text chunks of one kind streamed between two flushes share a record; replay sends each chunk as it was sent, in order", async (t) => {
   const { store, state, record } = await setup(t);
   const sent: SessionUpdate[] = [
-    { sessionUpdate: "user_message_chunk", content: { type: "text", text: "hi" } },
+    { sessionUpdate: "user_message_chunk", content: { type: "text", text: "hi" }, messageId: "u1" },
     chunk("agent_thought_chunk", "let me "),
     chunk("agent_thought_chunk", "think"),
     chunk("agent_message_chunk", "Hello"),
@@ -107,7 +111,68 @@ test("a chunk after a flush opens a new record (a record handed to the store nev
   );
 });
 
-test("a chunk carrying more than its text (an id, _meta, an image) keeps a record of its own", async (t) => {
+test("chunks of two messages keep records of their own; a chunk without an id is a message of its own, live and replayed", async (t) => {
+  const { store, state } = await setup(t);
+  const bare: SessionUpdate = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "[notice] x" } };
+  const sent = [chunk("agent_message_chunk", "a", "m1"), chunk("agent_message_chunk", "b", "m2"), chunk("agent_message_chunk", "c", "m2"), bare];
+  for (const u of sent) state.appendLedger({ type: "update", update: u });
+  await state.flush();
+  const stored = (await store.range<LedgerEntry>(keys.eventPrefix("s1"))).map(({ value }) => value);
+  assert.equal(stored.length, 3, "m1, m2 (joined) and the notice");
+  assert.match(String((bare as { messageId?: unknown }).messageId), /^[0-9a-f-]{36}$/, "the notice was given an id before it was sent");
+  const w = window();
+  await replayLedger(state, store, w);
+  assert.deepEqual(w.sent, sent);
+});
+
+test("a ledger recorded before message ids replays runs of same-kind chunks as one message each, under the same ids every time", async (t) => {
+  const { store, state, record } = await setup(t);
+  const old = (seq: number, kind: string, text: string, more?: string[]) => ({
+    key: keys.event("s1", seq),
+    type: "put" as const,
+    value: { type: "update", update: { sessionUpdate: kind, content: { type: "text", text } }, ...(more ? { more } : {}), seq, at: "2025-01-01T00:00:00.000Z" },
+  });
+  await store.batch(
+    [
+      old(1, "user_message_chunk", "q"),
+      old(2, "agent_thought_chunk", "hm"),
+      old(3, "agent_message_chunk", "a", ["b"]),
+      old(4, "agent_message_chunk", "c"),
+      { key: keys.event("s1", 5), type: "put", value: { type: "turn_end", turnId: "t", seq: 5, at: "2025-01-01T00:00:00.000Z" } },
+      old(6, "agent_message_chunk", "d"),
+    ],
+    true,
+  );
+  record.lastSeq = 6;
+  const first = window();
+  await replayLedger(state, store, first);
+  const second = window();
+  await replayLedger(state, store, second);
+  const ids = first.sent.map((u) => (u as { messageId?: string }).messageId);
+  assert.deepEqual(
+    second.sent.map((u) => (u as { messageId?: string }).messageId),
+    ids,
+  );
+  assert.ok(ids.every((id) => typeof id === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id)));
+  const [q, hm, a, b, c, d] = ids;
+  assert.equal(new Set([q, hm, a, d]).size, 4);
+  assert.equal(b, a);
+  assert.equal(c, a, "consecutive records of one kind are one message");
+});
+
+test("conversation updates note the model history's length; reports about it do not", async (t) => {
+  const { store, state } = await setup(t);
+  state.appendHistory({ role: "system", content: "s" });
+  state.appendLedger({ type: "update", update: chunk("agent_message_chunk", "a") });
+  state.appendHistory({ role: "assistant", content: "a" });
+  state.appendLedger({ type: "update", update: { sessionUpdate: "usage_update", used: 1, size: 2 } });
+  state.appendLedger({ type: "update", update: { sessionUpdate: "tool_call", toolCallId: "c1", title: "t" } });
+  await state.flush();
+  const stored = (await store.range<LedgerEntry>(keys.eventPrefix("s1"))).map(({ value }) => (value.type === "update" ? value.historyAt : "-"));
+  assert.deepEqual(stored, [1, undefined, 2]);
+});
+
+test("a chunk carrying more than its text and message id (_meta, annotations, an image) keeps a record of its own", async (t) => {
   assert.equal(joinableText(chunk("agent_message_chunk", "x")), "x");
   assert.equal(joinableText({ ...chunk("agent_message_chunk", "x"), _meta: { a: 1 } }), undefined);
   assert.equal(joinableText({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "x", annotations: { priority: 1 } } }), undefined);

@@ -14,15 +14,20 @@ const MAX_JOINED_CHARS = 64 * 1024;
 
 type UpdateRecord = Extract<LedgerBody, { type: "update" }>;
 
-/** The text of an agent text chunk that carries nothing else (an id, annotations or _meta would be lost in a record of texts). */
+/**
+ * The text of an agent text chunk that carries nothing else but its message id (annotations or
+ * _meta would be lost in a record of texts; the id is the record's).
+ */
 export function joinableText(update: SessionUpdate): string | undefined {
   if (update.sessionUpdate !== "agent_message_chunk" && update.sessionUpdate !== "agent_thought_chunk") return undefined;
   const content = update.content;
   if (content.type !== "text") return undefined;
-  for (const key in update) if (key !== "sessionUpdate" && key !== "content") return undefined;
+  for (const key in update) if (key !== "sessionUpdate" && key !== "content" && key !== "messageId") return undefined;
   for (const key in content) if (key !== "type" && key !== "text") return undefined;
   return content.text;
 }
+
+const messageIdOf = (update: SessionUpdate): unknown => (update as { messageId?: unknown }).messageId;
 
 export class ChunkJoiner {
   private open: { record: UpdateRecord; generation: number; chars: number } | undefined;
@@ -31,6 +36,7 @@ export class ChunkJoiner {
   join(update: SessionUpdate, generation: number): boolean {
     const open = this.open;
     if (!open || open.generation !== generation || open.record.update.sessionUpdate !== update.sessionUpdate) return false;
+    if (messageIdOf(open.record.update) !== messageIdOf(update)) return false;
     const text = joinableText(update);
     if (text === undefined || open.chars + text.length > MAX_JOINED_CHARS) return false;
     (open.record.more ??= []).push(text);
@@ -45,10 +51,20 @@ export class ChunkJoiner {
   }
 }
 
-/** Every update a stored record stands for, in the order they were sent. */
-export function updatesOf(record: UpdateRecord): SessionUpdate[] {
+/**
+ * Every update a stored record stands for, in the order they were sent, each chunk with the
+ * record's message id (`messageId`: the id a record written without one is replayed with).
+ */
+export function updatesOf(record: UpdateRecord, messageId?: string): SessionUpdate[] {
   const more = Array.isArray(record.more) ? record.more : [];
-  if (more.length === 0) return [record.update];
+  const id = typeof messageIdOf(record.update) === "string" ? undefined : messageId;
+  const first = id === undefined ? record.update : ({ ...record.update, messageId: id } as SessionUpdate);
+  if (more.length === 0) return [first];
   const kind = record.update.sessionUpdate as "agent_message_chunk" | "agent_thought_chunk";
-  return [record.update, ...more.filter((t) => typeof t === "string").map((text): SessionUpdate => ({ sessionUpdate: kind, content: { type: "text", text } }))];
+  const shared = messageIdOf(first);
+  const tagged = typeof shared === "string" ? { messageId: shared } : {};
+  return [
+    first,
+    ...more.filter((t) => typeof t === "string").map((text): SessionUpdate => ({ sessionUpdate: kind, content: { type: "text", text }, ...tagged })),
+  ];
 }

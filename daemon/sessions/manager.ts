@@ -18,6 +18,8 @@ import { taskKeys } from "./task-transcripts.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
 import { pruneSessions, RetentionSweeper, type PruneFilter, type PruneHost, type PruneResult } from "./retention.js";
 import { DETACHED_CANCEL_NOTICE } from "../agent/window-hold.js";
+import { pruneHostOf } from "./in-use.js";
+import { forkConversation, forkRecord, sameFolders } from "./fork.js";
 
 export interface NewSessionInput {
   cwd: string;
@@ -26,6 +28,11 @@ export interface NewSessionInput {
   env: Record<string, string | undefined>;
   /** The creating window's umask; undefined when it did not say. */
   umask?: number | undefined;
+}
+
+export interface ForkInput extends Omit<NewSessionInput, "model"> {
+  /** The message the fork ends with; undefined: everything the parent has committed. */
+  messageId: string | undefined;
 }
 
 export interface ListPage {
@@ -55,12 +62,13 @@ export class SessionManager {
     private readonly deps: SessionDeps,
     private readonly log: Logger,
   ) {
-    this.pruneHost = {
+    this.pruneHost = pruneHostOf({
       store,
-      liveRecord: (id) => this.live.get(id)?.record,
-      inUse: async (id) => this.busyReason(id) ?? (await this.storedWork(id)),
-      removeUnused: (id) => this.removeUnused(id),
-    };
+      live: (id) => this.live.get(id),
+      loading: (id) => this.loading.has(id),
+      deleting: (id) => this.deleting.has(id),
+      delete: (id) => this.delete(id),
+    });
     this.retention = new RetentionSweeper(this.pruneHost, () => deps.config().retention, log.child({ component: "retention" }));
     // A disk that filled up has room again: sessions whose writes failed put that in their ledgers.
     store.onRecovered(() => {
@@ -143,6 +151,52 @@ export class SessionManager {
       throw err;
     }
     return session;
+  }
+
+  /**
+   * A new session with `parentId`'s conversation (fork.ts). The parent is only read: a running turn
+   * goes on, and the fork holds what it had committed (its prompt, not the answer still streaming).
+   * Not copied: inbox, background jobs, permission grants, checkpoints (undo in the fork starts
+   * from its own first write), usage and costs.
+   */
+  async fork(parentId: string, input: ForkInput): Promise<Session> {
+    const parent = await this.get(parentId);
+    // An idle session is committed whole first; a running turn is taken as of its last commit point.
+    if (!parent.running) await parent.commit();
+    const committed = await this.store.get<SessionRecord>(keys.session(parentId));
+    if (!committed) throw RpcError.sessionNotFound(parentId);
+    const id = randomUUID();
+    const place = {
+      cwd: input.cwd,
+      additionalDirectories: input.additionalDirectories,
+      environment: filterEnvironment(input.env, this.deps.config().shellEnvironment),
+    };
+    try {
+      const forked = await forkConversation(this.store, committed, id, input.messageId);
+      const record = forkRecord(committed, forked, id, place);
+      const history = forked.history;
+      // Other folders have other instructions and facts: the fork gets a system prompt of its own.
+      const built = sameFolders(committed, place) && history.length > 0 ? undefined : await buildSystemPrompt(record, this.deps.configDir);
+      if (built && history.length > 0) history[0] = { role: "system", content: built.text };
+      await this.store.batch(
+        history.map((value, n) => ({ type: "put" as const, key: keys.history(id, n), value })),
+        false,
+      );
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built?.text ?? "");
+      session.notices.add(...(built?.notices ?? []));
+      const sandbox = await this.deps.sandbox();
+      if (!sandbox.available) session.notices.add(noSandboxNotice(sandbox.reason));
+      session.providerEnv = input.env;
+      this.live.set(id, session);
+      await session.commit();
+      return session;
+    } catch (err) {
+      // Nothing of a fork that failed stays: its record was never written, so nobody can name it.
+      this.live.delete(id);
+      await this.store.deletePrefix(keys.eventPrefix(id)).catch(() => undefined);
+      await this.store.deletePrefix(keys.historyPrefix(id)).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** A live session, or one brought back from the store; unknown ids are -32002. */
@@ -272,38 +326,6 @@ export class SessionManager {
   /** The `retention` config key: applied now, then periodically (sessions/retention.ts). */
   startRetention(): void {
     this.retention.start();
-  }
-
-  /** What keeps a session from being pruned, as far as memory knows; undefined when nothing. */
-  private busyReason(id: string): string | undefined {
-    if (this.loading.has(id)) return "a window is loading it";
-    if (this.deleting.has(id)) return "it is being deleted";
-    const s = this.live.get(id);
-    if (!s) return undefined;
-    if (s.attachments.size > 0) return `${s.attachments.size} window${s.attachments.size === 1 ? " is" : "s are"} attached`;
-    if (s.running) return "a turn is running";
-    if (s.busy) return "a turn is waiting to run";
-    if (s.broker.pending.size > 0) return "a permission question is pending";
-    if (s.jobs.running() > 0) return "a background job is running";
-    if (s.inbox.depth() > 0) return "its inbox holds queued work";
-    return undefined;
-  }
-
-  /** A stored session's inbox may hold work a daemon that died left paused: that is kept too. */
-  private async storedWork(id: string): Promise<string | undefined> {
-    if (this.live.has(id)) return undefined;
-    return (await Inbox.open(this.store, id)).depth() > 0 ? "its inbox holds queued work" : undefined;
-  }
-
-  private async removeUnused(id: string): Promise<string | undefined> {
-    const reason = this.busyReason(id) ?? (await this.storedWork(id));
-    if (reason) return reason;
-    // A window may have attached while the inbox was read: checked again with nothing awaited before
-    // delete() takes the session out of reach.
-    const now = this.busyReason(id);
-    if (now) return now;
-    await this.delete(id);
-    return undefined;
   }
 
   /** A window went away without closing: it stops receiving, the sessions go on. */

@@ -5,7 +5,9 @@
 import type { Store } from "../store/store.js";
 import type { SessionState } from "./session-state.js";
 import type { ClientPort } from "./types.js";
+import { randomUUID } from "node:crypto";
 import { updatesOf } from "./ledger-join.js";
+import { LedgerMessageIds } from "./message-ids.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
 /** Ledger records read at once: at most 64 KiB of chunks each, so a page stays a few MiB however long the session. */
@@ -17,6 +19,7 @@ export async function replayLedger(state: SessionState, store: Store, port: Clie
   const id = state.id;
   let sent = 0;
   const missing: Array<[number, number]> = [];
+  const ids = new LedgerMessageIds(id);
   for (;;) {
     await state.flush();
     let entries = await state.ledgerFrom(sent + 1, REPLAY_PAGE);
@@ -28,9 +31,10 @@ export async function replayLedger(state: SessionState, store: Store, port: Clie
       if (value.seq > sent + 1) missing.push([sent + 1, value.seq - 1]);
       sent = value.seq;
       progressed = true;
+      const messageId = ids.next(value.seq, value.type === "update" ? value.update : undefined);
       if (value.type !== "update") continue;
       // A record holds up to 64 KiB of chunks: the pace is kept per update, not per record.
-      for (const update of updatesOf(value)) {
+      for (const update of updatesOf(value, messageId)) {
         if (!port.closed) port.sendUpdate(id, update);
         // A long history goes out at the pace the window takes it, not all into memory at once.
         while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
@@ -49,5 +53,5 @@ export async function replayLedger(state: SessionState, store: Store, port: Clie
     ...(storeWide.length > 0 ? [`the store lost data while recovering (${storeWide.map((d) => d.detail).join("; ")}), so recent entries may be missing`] : []),
   ];
   const text = `\n\n[warning] ${parts.join("; ")}. Everything that could be read is shown above; \`reasonix daemon status\` lists the damage.`;
-  port.sendUpdate(id, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+  port.sendUpdate(id, { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, messageId: randomUUID() });
 }

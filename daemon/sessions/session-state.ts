@@ -9,6 +9,7 @@ import { keys, type Store } from "../store/store.js";
 import { StoreWriteError } from "../store/errors.js";
 import { SessionWriter } from "./writer.js";
 import { ChunkJoiner } from "./ledger-join.js";
+import { isConversation, withMessageId } from "./message-ids.js";
 import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "./list-index.js";
 import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
 
@@ -87,10 +88,16 @@ export class SessionState {
     if (this.faultError === undefined) for (let i = messages.length; i < old; i++) this.writer.del(keys.history(this.id, i));
   }
 
+  /**
+   * Records an entry. A chunk without a message id gets one of its own here, in place, so the
+   * windows are sent what the ledger keeps; a conversation update notes the model history's
+   * position, where a fork cut before it ends the history (fork.ts).
+   */
   appendLedger(entry: LedgerBody): void {
+    if (entry.type === "update") withMessageId(entry.update);
     if (entry.type === "update" && this.chunks.join(entry.update, this.writer.generation)) return;
     const seq = ++this.record.lastSeq;
-    const stored = { ...entry, seq, at: new Date().toISOString() };
+    const stored = { ...entry, ...(entry.type === "update" ? this.historyPosition(entry.update) : {}), seq, at: new Date().toISOString() };
     this.put(keys.event(this.id, seq), stored);
     this.chunks.opened(this.faultError === undefined ? stored : undefined, this.writer.generation);
   }
@@ -182,6 +189,12 @@ export class SessionState {
   /** Ledger entries from `fromSeq` on, as stored; at most `limit` keys' worth. */
   ledgerFrom(fromSeq: number, limit?: number): Promise<Array<{ key: string; value: LedgerEntry }>> {
     return this.store.range<LedgerEntry>(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq), ...(limit ? { limit } : {}) });
+  }
+
+  private historyPosition(update: SessionUpdate): { historyAt?: number; compactions?: number } {
+    if (!isConversation(update)) return {};
+    const compactions = this.record.compaction?.count ?? 0;
+    return { historyAt: this.messages.length, ...(compactions > 0 ? { compactions } : {}) };
   }
 
   private put(key: string, value: unknown): void {

@@ -151,10 +151,10 @@ export class Session implements SettingsHost, DriverHost {
    * Runs one prompt: a built-in command answers locally, a custom command expands, anything else goes
    * to the model. A prompt that arrives during a turn waits for it and runs next.
    */
-  async prompt(blocks: ContentBlock[], origin: ClientPort | undefined, queued?: InboxItem): Promise<StopReason> {
+  async prompt(blocks: ContentBlock[], origin: ClientPort | undefined, queued?: InboxItem, messageId?: string): Promise<StopReason> {
     // A failed store is tried again now, so a turn that failed with it is closed in the ledger before this one.
     if (this.deps.store.failure) await this.deps.store.retryNow();
-    const input = await turnInputFor(this.hostParts(), blocks, origin);
+    const input = await turnInputFor(this.hostParts(), blocks, origin, messageId);
     // A prompt that must wait is committed to the inbox first, so a crash cannot lose it.
     const parked = !queued && this.busy ? (await this.inbox.enqueue({ text: input.shownText, intent: "followup", source: "prompt" })).item : undefined;
     try {

@@ -17,6 +17,7 @@ import type { SettingsHost } from "./settings.js";
 import { titleFrom } from "./prompt-text.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
 import type { Checkpoints } from "./checkpoints.js";
+import { withMessageId } from "./message-ids.js";
 
 export interface TurnPortParts {
   session: SettingsHost & {
@@ -49,7 +50,8 @@ export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
     id: session.id,
     log: session.log,
     emit: (update, exclude) => session.emit(update, exclude),
-    emitLive: (update, exclude) => session.emitLive(update, exclude),
+    // Not recorded, but a chunk still names its message (message-ids.ts).
+    emitLive: (update, exclude) => session.emitLive(withMessageId(update), exclude),
     mark: (entry) => state.appendLedger(entry),
     history: () => state.history(),
     appendHistory: (msg) => state.appendHistory(msg),

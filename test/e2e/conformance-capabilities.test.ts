@@ -3,7 +3,8 @@
  * agent's advertised capabilities make applicable, one test each, named by id. Like the kit, the
  * client here advertises nothing beyond the defaults. Every test's teardown also validates each
  * message the agent sent against the v1 schema. Not applicable, because not advertised: PROMPTCAP-001
- * (images) and PROMPTCAP-002 (audio) — DeepSeek's chat API takes neither.
+ * (images) and PROMPTCAP-002 (audio) — DeepSeek's chat API takes neither. Advertised without a kit
+ * requirement: `sessionCapabilities.fork` (unstable v1), tested in fork.test.ts.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -50,7 +50,7 @@ test("after the editor closes, session/load replays the same updates in the same
   const second = spawn();
   await second.initialize();
   const { replay, at } = await load(second, sessionId, workdir);
-  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "do the work" } });
+  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "do the work" }, messageId: replay[0].messageId });
   // The replay, then the slash menu as the last update before the answer (acp-tck ACP-LOAD-002).
   assert.equal(replay.at(-1)?.sessionUpdate, "available_commands_update");
   assert.deepEqual(replay.slice(1, -1), live);
@@ -103,14 +103,19 @@ test("two windows on one session both see every update; the other window sees th
   await a.prompt(sessionId, "prompt from A");
   await b.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "A's turn");
   const bUpdates = withoutCommands(b.updatesFor(sessionId));
-  assert.deepEqual(bUpdates[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "prompt from A" } });
+  assert.deepEqual(bUpdates[0], {
+    sessionUpdate: "user_message_chunk",
+    content: { type: "text", text: "prompt from A" },
+    messageId: (bUpdates[0] as { messageId?: string }).messageId,
+  });
   assert.deepEqual(bUpdates.slice(1), withoutCommands(a.updatesFor(sessionId)));
 
   const aFrom = a.updates.length;
   model.enqueue({ content: ["B's answer"] });
   await b.prompt(sessionId, "prompt from B");
   await a.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "B's answer", undefined, aFrom);
-  assert.deepEqual(a.updatesFor(sessionId, aFrom)[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "prompt from B" } });
+  const fromB = a.updatesFor(sessionId, aFrom)[0];
+  assert.deepEqual(fromB, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "prompt from B" }, messageId: fromB.messageId });
 
   model.enqueue({ content: ["slow "], hang: true });
   const pending = a.prompt(sessionId, "long one");
@@ -221,7 +226,7 @@ test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load repla
   const fresh = await waitForDaemonPid(home.dir);
   assert.notEqual(fresh, old);
   const { replay } = await load(next, sessionId, workdir);
-  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "acknowledged prompt" } });
+  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "acknowledged prompt" }, messageId: replay[0].messageId });
   const text = replay
     .filter((u) => u.sessionUpdate === "agent_message_chunk")
     .map((u) => u.content.text)
@@ -402,5 +407,8 @@ test("an idle session with no window leaves memory after sessionUnloadSeconds (s
   const next = spawn();
   await next.initialize();
   const { replay } = await load(next, sessionId, workdir);
-  assert.deepEqual(withoutCommands(replay), [{ sessionUpdate: "user_message_chunk", content: { type: "text", text: "remember this" } }, ...live]);
+  assert.deepEqual(withoutCommands(replay), [
+    { sessionUpdate: "user_message_chunk", content: { type: "text", text: "remember this" }, messageId: replay[0].messageId },
+    ...live,
+  ]);
 });

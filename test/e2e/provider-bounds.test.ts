@@ -146,6 +146,6 @@ test("a ledger of more records than one replay page (256) loads whole and in ord
   await window.initialize();
   await window.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
   const replay = window.updatesFor(sessionId).filter((u) => u.sessionUpdate !== "available_commands_update");
-  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "read them all" } });
+  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "read them all" }, messageId: replay[0].messageId });
   assert.deepEqual(replay.slice(1), live);
 });
