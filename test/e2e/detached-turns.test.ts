@@ -102,7 +102,9 @@ test("a window killed mid-round: the round finishes, the write and the next requ
   const second = spawn();
   await second.initialize();
   const { replay, at } = await load(second, sessionId, workdir);
-  assert.deepEqual(replay[0], { sessionUpdate: "user_message_chunk", content: { type: "text", text: "write out.txt" } });
+  const { messageId, ...first } = replay[0];
+  assert.deepEqual(first, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "write out.txt" } });
+  assert.match(messageId, /^[0-9a-f-]{36}$/);
   const held = replay.find((u) => u.sessionUpdate === "tool_call");
   assert.equal(held.title, "Write out.txt");
   assert.equal(held.status, "pending");
