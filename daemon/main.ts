@@ -6,7 +6,7 @@
  */
 import { renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { resolvePaths, type Paths } from "../shared/paths.js";
-import { looksSecret } from "../shared/environment.js";
+import { basicEnvironment, looksSecret } from "../shared/environment.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
 import { currentBuild } from "../shared/build.js";
 import type { DaemonConfig } from "./config/config.js";
@@ -260,6 +260,7 @@ async function serve(
     connections: 0,
     windowBacklogBytes: initial.windowBacklogBytes,
     idle: () => sessions.liveSessions().every((s) => s.isIdle()),
+    plainWindowEnv: basicEnvironment(env),
     sandbox,
     requestShutdown: (reason) => {
       shuttingDown ??= shutdown(reason);

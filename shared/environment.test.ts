@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { daemonEnvironment, looksSecret } from "./environment.js";
+import { basicEnvironment, daemonEnvironment, looksSecret } from "./environment.js";
 
 test("a daemon's environment keeps where things are and the locale, never a key, token or another variable", () => {
   const env = daemonEnvironment({
@@ -31,6 +31,18 @@ test("a daemon's environment keeps where things are and the locale, never a key,
     "REASONIX_LOG_LEVEL",
     "XDG_RUNTIME_DIR",
   ]);
+});
+
+test("a window that sent no environment gets where programs are and the locale, nothing else", () => {
+  assert.deepEqual(
+    basicEnvironment({ PATH: "/usr/bin", HOME: "/h", LANG: "C", LC_ALL: "C", REASONIX_HOME: "/r", DEEPSEEK_API_KEY: "k", XDG_RUNTIME_DIR: "/run", TERM: "x" }),
+    {
+      PATH: "/usr/bin",
+      HOME: "/h",
+      LANG: "C",
+      LC_ALL: "C",
+    },
+  );
 });
 
 test("secret-looking names", () => {

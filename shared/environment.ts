@@ -33,6 +33,17 @@ const KEPT = new Set([
 ]);
 const KEPT_PREFIXES = ["LC_", "XDG_", "REASONIX_"];
 
+/** Where programs are and the locale: what a window that sent no environment gets for its commands. */
+const BASIC = new Set(["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ"]);
+
+export function basicEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && !looksSecret(name) && (BASIC.has(name) || name.startsWith("LC_"))) out[name] = value;
+  }
+  return out;
+}
+
 /** The environment a daemon process is started with: the kept names, never a secret-looking one. */
 export function daemonEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};

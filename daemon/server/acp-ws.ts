@@ -3,7 +3,8 @@
  * carries its wire version; a different major is refused before any ACP byte flows. A plain ACP
  * client (the remote-transport RFD's WebSocket profile: JSON-RPC in text frames, nothing else) sends
  * none of the shim's headers and is served as it is: no wire version to compare, no environment
- * (its sessions' commands get an empty one), no pid, the default model.
+ * (its sessions' commands get where programs are and the locale: PATH, HOME, LANG, … of the
+ * daemon's own minimal environment, never a key), no pid, the default model.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
@@ -73,7 +74,7 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
       },
       state.services,
       {
-        env: decodeEnv(header(req, HEADER_ENV)),
+        env: header(req, HEADER_ENV) === undefined ? state.plainWindowEnv : decodeEnv(header(req, HEADER_ENV)),
         umask: parseUmask(header(req, HEADER_UMASK)),
         model: header(req, HEADER_MODEL) || undefined,
         shimPid: Number.isFinite(pid) ? pid : undefined,

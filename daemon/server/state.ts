@@ -14,6 +14,8 @@ export interface DaemonState {
   windowBacklogBytes: number;
   /** No turn running or waiting, no question pending: safe to stop or to hand over to a new build. */
   idle(): boolean;
+  /** The environment of a window that sent none (a plain ACP client): where programs are, the locale. */
+  plainWindowEnv: Record<string, string>;
   /** Whether commands run sandboxed on this machine, and why not when they don't. */
   sandbox(): Promise<SandboxStatus>;
   /** Asks the daemon to stop cleanly (admin route, signals, idle timer). */

@@ -115,15 +115,18 @@ test("a plain ACP WebSocket client with the token runs initialize, session/new a
     .join("");
   assert.match(text, /All done\./);
 
-  // A window without an environment: its session's commands get an empty one, never the daemon's
-  // (which holds the provider key and REASONIX_HOME).
+  // A window without an environment: its session's commands get where programs are and the locale,
+  // never the rest of the daemon's (which, in this test process, holds the provider key and REASONIX_HOME).
   const toolResult = model.requests[1]!.body.messages.find((m: { role: string; tool_call_id?: string }) => m.role === "tool" && m.tool_call_id === "env");
   assert.match(toolResult.content, /done-listing/);
-  // What is left is what the shell and the sandbox set themselves (PWD; TMPDIR=/tmp when sandboxed).
+  // The rest is what the shell and the sandbox set themselves (PWD; TMPDIR=/tmp when sandboxed).
   const names = [...(toolResult.content as string).matchAll(/^([A-Za-z_][A-Za-z0-9_]*)=/gm)].map((m) => m[1]!);
-  assert.ok(names.includes("PWD"), toolResult.content);
+  assert.ok(names.includes("PWD") && names.includes("PATH"), toolResult.content);
   assert.deepEqual(
-    names.filter((n) => !["PWD", "OLDPWD", "SHLVL", "TMPDIR", "_"].includes(n)),
+    names.filter(
+      (n) =>
+        !["PWD", "OLDPWD", "SHLVL", "TMPDIR", "_", "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ"].includes(n) && !n.startsWith("LC_"),
+    ),
     [],
     toolResult.content,
   );
