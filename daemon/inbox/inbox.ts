@@ -7,6 +7,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { BatchOp, Store } from "../store/store.js";
+import { keyspace } from "../store/keyspace.js";
 import { StoreWriteError } from "../store/errors.js";
 
 export type Intent = "followup" | "steer";
@@ -42,12 +43,12 @@ interface InboxHead {
 export const CAPACITY = { maxItems: 64, maxItemBytes: 4 * 1024 * 1024, maxTotalBytes: 64 * 1024 * 1024 };
 
 export const inboxKeys = {
-  head: (sid: string) => `inboxhead!${sid}`,
-  headPrefix: "inboxhead!",
-  item: (sid: string, id: string) => `inbox!${sid}!${id}`,
-  itemPrefix: (sid: string) => `inbox!${sid}!`,
-  idem: (sid: string, key: string) => `idem!${sid}!${key}`,
-  idemPrefix: (sid: string) => `idem!${sid}!`,
+  head: (sid: string) => keyspace.inboxHead.key(sid),
+  headPrefix: keyspace.inboxHead.range(),
+  item: (sid: string, id: string) => keyspace.inboxItem.key(sid, id),
+  itemPrefix: (sid: string) => keyspace.inboxItem.range(sid),
+  idem: (sid: string, key: string) => keyspace.idempotency.key(sid, key),
+  idemPrefix: (sid: string) => keyspace.idempotency.range(sid),
 };
 
 const refuse = (message: string): RpcError => RpcError.of("InboxRefused", message);
@@ -318,11 +319,5 @@ export class Inbox {
     this.head = fresh.head;
     this.items.clear();
     for (const [id, item] of fresh.items) this.items.set(id, item);
-  }
-
-  async destroy(): Promise<void> {
-    await this.store.deletePrefix(inboxKeys.itemPrefix(this.sessionId));
-    await this.store.deletePrefix(inboxKeys.idemPrefix(this.sessionId));
-    await this.store.batch([{ type: "del", key: inboxKeys.head(this.sessionId) }], true);
   }
 }

@@ -13,6 +13,7 @@
  * aim it outside. It asks nothing, protected paths included: the user ordered it.
  */
 import type { Store } from "../store/store.js";
+import { keyspace } from "../store/keyspace.js";
 import { decodeBytes, looksBinary, writeAtomic } from "../tools/local-files.js";
 import { rmdirPinned, unlinkPinned } from "../tools/pinned-folder.js";
 import type { FileAccess } from "../tools/types.js";
@@ -22,10 +23,10 @@ import { bytesOf, type Held, hashOf, holding, holds, MAX_SAVED_BYTES, missingDir
 export { MAX_SAVED_BYTES } from "./checkpoint-files.js";
 
 export const checkpointKeys = {
-  checkpoint: (id: string, n: number) => `checkpoint!${id}!${String(n).padStart(12, "0")}`,
-  checkpointPrefix: (id: string) => `checkpoint!${id}!`,
-  blob: (id: string, hash: string) => `blob!${id}!${hash}`,
-  blobPrefix: (id: string) => `blob!${id}!`,
+  checkpoint: (id: string, n: number) => keyspace.checkpoint.key(id, n),
+  checkpointPrefix: (id: string) => keyspace.checkpoint.range(id),
+  blob: (id: string, hash: string) => keyspace.blob.key(id, hash),
+  blobPrefix: (id: string) => keyspace.blob.range(id),
 };
 
 interface FileEntry {

@@ -8,13 +8,14 @@
 import { readFileSync } from "node:fs";
 import type { Logger } from "../log/log.js";
 import type { Store } from "../store/store.js";
+import { keyspace } from "../store/keyspace.js";
 import { groupAlive, type JobHooks } from "../tools/jobs.js";
 import { killGroup } from "../tools/local-commands.js";
 
 export const jobKeys = {
-  job: (sessionId: string, jobId: string) => `job!${sessionId}!${jobId}`,
-  sessionPrefix: (sessionId: string) => `job!${sessionId}!`,
-  prefix: "job!",
+  job: (sessionId: string, jobId: string) => keyspace.job.key(sessionId, jobId),
+  sessionPrefix: (sessionId: string) => keyspace.job.range(sessionId),
+  prefix: keyspace.job.range(),
 };
 
 interface JobRecord {

@@ -4,13 +4,16 @@
  *
  *   list!<inverted updatedAt>!<id>                  -> ListEntry, every session with a title
  *   listcwd!<hash of cwd>!<inverted updatedAt>!<id> -> the same, per working directory
+ * (store/keyspace.ts declares both). They are written and deleted in the same batch as the record,
+ * so the record names the keys its session is indexed under.
  *
  * A session nobody prompted has no title and is not indexed: it is listed from memory while it is
  * live, and not at all after that (an editor's history is not filled with empty sessions).
  */
 import { createHash } from "node:crypto";
 import type { BatchOp, Store } from "../store/store.js";
-import { keys } from "../store/store.js";
+import { keys, StoreDamagedError } from "../store/store.js";
+import { keyspace } from "../store/keyspace.js";
 import type { SessionRecord } from "./types.js";
 
 export interface ListEntry {
@@ -22,7 +25,7 @@ export interface ListEntry {
 }
 
 const LATEST = 9_999_999_999_999;
-const INDEX_VERSION_KEY = "listindex!version";
+const INDEX_VERSION_KEY = keyspace.listVersion.key();
 
 // Every commit re-indexes its session, and a daemon serves few folders: a hash each time showed in profiles.
 const hashes = new Map<string, string>();
@@ -37,7 +40,7 @@ function cwdHash(cwd: string): string {
   return hash;
 }
 
-export const listPrefix = (cwd: string | undefined): string => (cwd === undefined ? "list!" : `listcwd!${cwdHash(cwd)}!`);
+export const listPrefix = (cwd: string | undefined): string => (cwd === undefined ? keyspace.list.range() : keyspace.listByCwd.range(cwdHash(cwd)));
 
 /** Orders newest first, then by id, as plain byte order of keys. */
 export function sortKey(record: Pick<SessionRecord, "updatedAt" | "id">): string {
@@ -60,6 +63,17 @@ export function indexKeys(record: SessionRecord): string[] {
   if (record.title === undefined) return [];
   const k = sortKey(record);
   return [`${listPrefix(undefined)}${k}`, `${listPrefix(record.cwd)}${k}`];
+}
+
+/** The index keys the stored record of `id` names: none without a record; undefined when it cannot be read. */
+export async function storedIndexKeys(store: Store, id: string): Promise<string[] | undefined> {
+  try {
+    const record = await store.get<SessionRecord>(keys.session(id));
+    return record ? indexKeys(record) : [];
+  } catch (err) {
+    if (err instanceof StoreDamagedError) return undefined;
+    throw err;
+  }
 }
 
 /** Ops that move a record's index entries from `before` (the keys stored now) to where it belongs. */

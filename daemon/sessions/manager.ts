@@ -6,15 +6,14 @@ import { randomUUID } from "node:crypto";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log/log.js";
 import { keys, StoreDamagedError, type Store } from "../store/store.js";
+import { finishRemovals, removeSession } from "../store/removal.js";
 import { Session, type SessionDeps } from "./session.js";
 import { Inbox, inboxKeys } from "../inbox/inbox.js";
 import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
 import { filterEnvironment } from "./environment.js";
-import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
+import { ensureListIndex, listPrefix, storedIndexKeys, type ListEntry } from "./list-index.js";
 import { buildSystemPrompt } from "./instructions.js";
-import { checkpointKeys } from "./checkpoints.js";
-import { endOrphanedJobs, jobKeys } from "./job-records.js";
-import { taskKeys } from "./task-transcripts.js";
+import { endOrphanedJobs } from "./job-records.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
 import { pruneSessions, RetentionSweeper, type PruneFilter, type PruneHost, type PruneResult } from "./retention.js";
 import { DETACHED_CANCEL_NOTICE } from "../agent/window-hold.js";
@@ -92,6 +91,8 @@ export class SessionManager {
         this.log.error({ err: err.message }, `recovery: ${what} skipped over damage`);
       }
     };
+    // Deletes a daemon that died left half done: what is left of those sessions goes first.
+    await tolerate("unfinished deletes", async () => void (await finishRemovals(this.store)));
     await tolerate("the session list index", () => ensureListIndex(this.store));
     // Background jobs of a daemon that died: nobody can read or stop them any more.
     await tolerate("background jobs", async () => void (await endOrphanedJobs(this.store, this.log)));
@@ -191,10 +192,9 @@ export class SessionManager {
       await session.commit();
       return session;
     } catch (err) {
-      // Nothing of a fork that failed stays: its record was never written, so nobody can name it.
+      // Nothing of a fork that failed stays: what was written of it goes as a delete takes it.
       this.live.delete(id);
-      await this.store.deletePrefix(keys.eventPrefix(id)).catch(() => undefined);
-      await this.store.deletePrefix(keys.historyPrefix(id)).catch(() => undefined);
+      await removeSession(this.store, id, await storedIndexKeys(this.store, id)).catch(() => undefined);
       throw err;
     }
   }
@@ -303,16 +303,8 @@ export class SessionManager {
         this.live.delete(id);
         await this.unload(session);
       }
-      const record = await this.store.get<SessionRecord>(keys.session(id)).catch(() => undefined);
-      const unindex = (record ? indexKeys(record) : []).map((key) => ({ type: "del" as const, key }));
-      await this.store.batch([{ type: "del", key: keys.session(id) }, ...unindex], true);
-      await this.store.deletePrefix(keys.eventPrefix(id));
-      await this.store.deletePrefix(keys.historyPrefix(id));
-      await this.store.deletePrefix(checkpointKeys.checkpointPrefix(id));
-      await this.store.deletePrefix(checkpointKeys.blobPrefix(id));
-      await this.store.deletePrefix(jobKeys.sessionPrefix(id));
-      await this.store.deletePrefix(taskKeys.sessionPrefix(id));
-      await (await Inbox.open(this.store, id)).destroy();
+      // Every kind of key the keyspace (store/keyspace.ts) says is the session's, in a crash-safe order.
+      await removeSession(this.store, id, await storedIndexKeys(this.store, id));
     } finally {
       this.deleting.delete(id);
     }

@@ -2,7 +2,7 @@
  * session/load's replay: the whole ledger to one window, paced to what the window takes, with the
  * entries the store lost or cannot read named in a warning instead of passing in silence.
  */
-import type { Store } from "../store/store.js";
+import { keys, type Store } from "../store/store.js";
 import type { SessionState } from "./session-state.js";
 import type { ClientPort } from "./types.js";
 import { randomUUID } from "node:crypto";
@@ -43,7 +43,7 @@ export async function replayLedger(state: SessionState, store: Store, port: Clie
     // Caught up, or the store holds no more than this (a failed write memory has not reloaded from).
     if (sent >= state.record.lastSeq || !progressed) break;
   }
-  if (missing.length > 0) store.noteDamage(`event!${id}!`, `ledger entries missing: ${missing.map(span).join(", ")}`, id);
+  if (missing.length > 0) store.noteDamage(keys.eventPrefix(id), `ledger entries missing: ${missing.map(span).join(", ")}`, id);
   const own = store.damageOf(id);
   // What LevelDB dropped while recovering names no session: any of them may have lost its latest entries.
   const storeWide = store.health().damage.filter((d) => d.sessionId === undefined);

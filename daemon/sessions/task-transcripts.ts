@@ -6,10 +6,11 @@
 import type { SubagentTranscript } from "../agent/subagent.js";
 import type { Logger } from "../log/log.js";
 import type { Store } from "../store/store.js";
+import { keyspace } from "../store/keyspace.js";
 
 export const taskKeys = {
-  task: (sessionId: string, n: number) => `task!${sessionId}!${String(n).padStart(12, "0")}`,
-  sessionPrefix: (sessionId: string) => `task!${sessionId}!`,
+  task: (sessionId: string, n: number) => keyspace.task.key(sessionId, n),
+  sessionPrefix: (sessionId: string) => keyspace.task.range(sessionId),
 };
 
 /** A message's text in the shown transcript; tool output is long, so each is cut. */

@@ -1,10 +1,12 @@
 /**
  * LevelDB drops records it cannot read while recovering its log and says so only in its own LOG
- * file. Ledgers and histories are numbered without gaps, so a hole in a sequence, a record that
- * promises more than is there, or entries whose session record is gone show what was lost. The scan
- * reads keys only (plus the session records) and records what it finds as store damage.
+ * file. The kinds the keyspace numbers without gaps (keyspace.ts `scan`: the ledger, the
+ * conversation) show what was lost: a hole in a sequence, a record that promises more than is
+ * there, or entries whose session record is gone. The scan reads keys only (plus the session
+ * records) and records what it finds as store damage.
  */
-import { keys, sessionOfKey, type Store } from "./store.js";
+import { KINDS, type KeyKind, keyspace } from "./keyspace.js";
+import type { Store } from "./store.js";
 
 export interface ScanResult {
   sessions: number;
@@ -12,13 +14,16 @@ export interface ScanResult {
   damaged: number;
 }
 
-/** Numbers at the end of keys `<kind>!<id>!<n>`, grouped by session. */
-async function numbersBySession(store: Store, kind: string): Promise<{ map: Map<string, number[]>; count: number }> {
+/** The kinds the keyspace numbers without holes (the ledger, the conversation). */
+const NUMBERED = KINDS.filter((k) => k.scan !== undefined);
+
+/** The numbers at the end of one kind's keys, grouped by session. */
+async function numbersBySession(store: Store, kind: KeyKind): Promise<{ map: Map<string, number[]>; count: number }> {
   const map = new Map<string, number[]>();
-  const found = await store.keysOf(`${kind}!`);
+  const found = await store.keysOf(kind.range());
   for (const key of found) {
-    const id = sessionOfKey(key);
-    const n = Number(key.slice(key.lastIndexOf("!") + 1));
+    const id = kind.sessionOf(key);
+    const n = Number(kind.parse(key)?.at(-1));
     if (!id || !Number.isInteger(n)) continue;
     let list = map.get(id);
     if (!list) map.set(id, (list = []));
@@ -41,31 +46,48 @@ export function holes(sorted: number[], first: number, last = sorted.at(-1) ?? f
 
 const span = ([a, b]: [number, number]): string => (a === b ? `${a}` : `${a}–${b}`);
 
+interface Finding {
+  id: string;
+  where: string;
+  detail: string;
+  /** A hole counts only while the record is there; an orphan only while it is not. */
+  withRecord: boolean;
+}
+
 export async function scanStore(store: Store): Promise<ScanResult> {
   const before = store.health().damage.length;
-  const records = await store.range<{ id?: string; lastSeq?: number; historyLength?: number }>(keys.sessionPrefix);
-  const recordIds = new Set(records.map((r) => r.key.slice(keys.sessionPrefix.length)));
-  const events = await numbersBySession(store, "event");
-  const history = await numbersBySession(store, "history");
+  const records = await store.range<Record<string, unknown>>(keyspace.session.range());
+  const recordIds = new Set(records.map((r) => keyspace.session.sessionOf(r.key)));
+  const numbered = await Promise.all(NUMBERED.map(async (kind) => ({ kind, scan: kind.scan!, ...(await numbersBySession(store, kind)) })));
+  const findings: Finding[] = [];
 
   for (const { key, value } of records) {
-    const id = key.slice(keys.sessionPrefix.length);
-    const seqs = events.map.get(id) ?? [];
-    // Events are written before the record that counts them, so only a shortfall is damage.
-    const lastSeq = Math.max(value.lastSeq ?? 0, seqs.at(-1) ?? 0);
-    const missing = holes(seqs, 1, lastSeq);
-    if (missing.length > 0) store.noteDamage(keys.eventPrefix(id), `ledger entries missing: ${missing.map(span).join(", ")}`, id);
-    const messages = history.map.get(id) ?? [];
-    const lastMessage = Math.max((value.historyLength ?? 0) - 1, messages.at(-1) ?? -1);
-    const gone = holes(messages, 0, lastMessage);
-    if (gone.length > 0) store.noteDamage(keys.historyPrefix(id), `conversation messages missing: ${gone.map(span).join(", ")}`, id);
+    const id = keyspace.session.sessionOf(key);
+    if (!id) continue;
+    for (const { kind, scan, map } of numbered) {
+      const present = map.get(id) ?? [];
+      // Entries are written before the record that counts them, so only a shortfall is damage.
+      const counted = typeof value[scan.countedBy] === "number" ? (value[scan.countedBy] as number) : 0;
+      const missing = holes(present, scan.first, Math.max(scan.first + counted - 1, present.at(-1) ?? scan.first - 1));
+      if (missing.length > 0)
+        findings.push({ id, where: kind.range(id), detail: `${scan.entries} missing: ${missing.map(span).join(", ")}`, withRecord: true });
+    }
   }
-  for (const id of new Set([...events.map.keys(), ...history.map.keys()])) {
-    if (!recordIds.has(id)) store.noteDamage(keys.session(id), "the session's record is missing; its ledger is still stored", id);
+  for (const id of new Set(numbered.flatMap(({ map }) => [...map.keys()]))) {
+    if (!recordIds.has(id))
+      findings.push({ id, where: keyspace.session.key(id), detail: "the session's record is missing; its ledger is still stored", withRecord: false });
+  }
+  // Sessions deleted or made while the scan read (a prune, a fork) are no damage: each finding is
+  // checked again against the store as it is now.
+  const removing = new Set((await store.keysOf(keyspace.removal.range())).map((k) => keyspace.removal.sessionOf(k)));
+  for (const f of findings) {
+    const hasRecord = (await store.get(keyspace.session.key(f.id)).catch(() => undefined)) !== undefined;
+    if (removing.has(f.id) || hasRecord !== f.withRecord) continue;
+    store.noteDamage(f.where, f.detail, f.id);
   }
   return {
     sessions: records.length,
-    keys: records.length + events.count + history.count,
+    keys: records.length + numbered.reduce((sum, n) => sum + n.count, 0),
     damaged: store.health().damage.length - before,
   };
 }

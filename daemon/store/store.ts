@@ -2,12 +2,8 @@
  * The LevelDB store (DESIGN §5). Its LOCK file is also the daemon election: a second daemon that
  * opens the same folder gets LEVEL_LOCKED and leaves.
  *
- * Keyspace (bytewise order, fixed-width numbers so ranges sort numerically):
- *   session!<id>              -> SessionRecord
- *   event!<id>!<seq:12>       -> LedgerEntry
- *   history!<id>!<n:12>       -> a model conversation message
- * The inbox keeps its own keys beside these (inbox/inbox.ts): inboxhead!<id> (order, pause,
- * recovery), inbox!<id>!<itemId> (items) and idem!<id>!<key> (idempotency receipts).
+ * Every kind of key is declared in keyspace.ts (bytewise order, fixed-width numbers so ranges sort
+ * numerically); `keys` here are the builders for the session's record, ledger and history.
  *
  * Writes go through one queue, one LevelDB write at a time (batches queued meanwhile are merged, so
  * concurrent sessions still share an fsync). After a failed write LevelDB's log may end in a torn
@@ -24,9 +20,11 @@ import type { Logger } from "../log/log.js";
 import { checkedJson, DAMAGED, encodeValue } from "./codec.js";
 import { StoreDamagedError, StoreWriteError } from "./errors.js";
 import { StoreFolder } from "./folder.js";
+import { keyspace, sessionOfKey } from "./keyspace.js";
 import { Recovery } from "./recovery.js";
 
 export { StoreDamagedError, StoreWriteError } from "./errors.js";
+export { sessionOfKey } from "./keyspace.js";
 
 export class StoreLockedError extends Error {
   override name = "StoreLockedError";
@@ -55,20 +53,26 @@ export interface StoreHealth {
   damage: DamageEntry[];
 }
 
-const pad = (n: number): string => n.toString().padStart(12, "0");
+const { session, event, history } = keyspace;
 export const keys = {
-  session: (id: string) => `session!${id}`,
-  event: (id: string, seq: number) => `event!${id}!${pad(seq)}`,
-  eventPrefix: (id: string) => `event!${id}!`,
-  history: (id: string, n: number) => `history!${id}!${pad(n)}`,
-  historyPrefix: (id: string) => `history!${id}!`,
-  sessionPrefix: "session!",
+  session: (id: string) => session.key(id),
+  event: (id: string, seq: number) => event.key(id, seq),
+  eventPrefix: (id: string) => event.range(id),
+  history: (id: string, n: number) => history.key(id, n),
+  historyPrefix: (id: string) => history.range(id),
+  sessionPrefix: session.range(),
 };
 
-/** The session a key belongs to, for keys shaped `<kind>!<sessionId>[!…]`. */
-export function sessionOfKey(key: string): string | undefined {
-  const parts = key.split("!");
-  return parts.length >= 2 && parts[1] ? parts[1] : undefined;
+/**
+ * The first key after every key that starts with `prefix`: its last character raised by one. Not
+ * `prefix + "\xff"`, which keys are compared to as UTF-8 bytes: one whose next character is U+00FF
+ * or above (an idempotency key in Chinese) sorts past it, and a prefix delete left it behind.
+ */
+export function pastPrefix(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  // Every prefix in use ends in "!"; a surrogate or U+FFFF would need more than one step.
+  if (!(last < 0xd800)) throw new Error(`no range for a prefix ending in U+${last.toString(16)}`);
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
 
 const MAX_DAMAGE_ENTRIES = 200;
@@ -214,7 +218,12 @@ export class Store {
   async range<T>(prefix: string, opts: { from?: string; limit?: number; reverse?: boolean } = {}): Promise<Array<{ key: string; value: T }>> {
     return this.read(async () => {
       const out: Array<{ key: string; value: T }> = [];
-      const it = this.db.iterator({ gte: opts.from ?? prefix, lt: `${prefix}\xff`, limit: opts.limit ?? -1, reverse: opts.reverse ?? false });
+      const it = this.db.iterator({
+        gte: opts.from ?? prefix,
+        ...(prefix ? { lt: pastPrefix(prefix) } : {}),
+        limit: opts.limit ?? -1,
+        reverse: opts.reverse ?? false,
+      });
       for await (const [key, value] of it) {
         if (value === DAMAGED) this.noteDamage(key, "the stored value fails its checksum", sessionOfKey(key));
         else out.push({ key, value: value as T });
@@ -223,11 +232,11 @@ export class Store {
     });
   }
 
-  /** Keys only, for integrity scans and prefix deletes. */
+  /** Keys only, for integrity scans and prefix deletes; every key of the store for "". */
   async keysOf(prefix: string): Promise<string[]> {
     return this.read(async () => {
       const out: string[] = [];
-      for await (const key of this.db.keys({ gte: prefix, lt: `${prefix}\xff` })) out.push(key);
+      for await (const key of this.db.keys(prefix ? { gte: prefix, lt: pastPrefix(prefix) } : {})) out.push(key);
       return out;
     });
   }
