@@ -12,7 +12,7 @@ import type { Session } from "../sessions/session.js";
 import { promptToText } from "../sessions/prompt-text.js";
 import { commandAnswer } from "../sessions/command-host.js";
 import { STATUS_UPDATE_METHOD } from "../sessions/meter.js";
-import { FORM_REQUEST, SURFACE_NOTIFICATION } from "../sessions/surfaces.js";
+import { FORM_REQUEST, SURFACE_NOTIFICATION } from "../windows/surfaces.js";
 
 export const EXT = "_reasonix.io";
 export const STEER_METHOD = `${EXT}/session/steer`;

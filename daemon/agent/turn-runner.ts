@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { ContentBlock, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import { RpcError } from "../../shared/jsonrpc.js";
-import { runTurn } from "./turn.js";
+import { runModelLoop } from "./model-loop.js";
 import { compact, compactIfNeeded, type CompactionResult } from "./compactor.js";
 import { contextEstimate, currentSummary } from "./compaction.js";
 import { continuationText, GOAL_NOTE, nextGoalStep } from "./goal.js";
@@ -243,7 +243,7 @@ export class TurnRunner<W> {
   private loop(turn: ActiveTurn<W>): Promise<StopReason> {
     const port = this.port;
     const model = port.createModel();
-    return runTurn(
+    return runModelLoop(
       {
         emit: (u) => this.emitForTurn(u),
         appendHistory: (m) => port.appendHistory(m),

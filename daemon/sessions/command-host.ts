@@ -14,11 +14,11 @@ import type { SessionDeps } from "./deps.js";
 import type { SessionRuntime } from "./runtime.js";
 import type { SessionTools } from "./session-tools.js";
 import { setModel, type SettingsHost } from "./settings.js";
-import type { SurfaceEmitter } from "./surfaces.js";
+import type { SurfaceEmitter } from "../windows/surfaces.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
 import type { JobTable } from "../tools/jobs.js";
-import type { Checkpoints } from "./checkpoints.js";
-import type { TaskTranscripts } from "./task-transcripts.js";
+import type { Checkpoints } from "../records/checkpoints.js";
+import type { TaskTranscripts } from "../records/task-transcripts.js";
 
 export interface CommandHostParts {
   session: SettingsHost & {

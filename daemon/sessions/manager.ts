@@ -6,15 +6,16 @@ import { randomUUID } from "node:crypto";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log/log.js";
 import { keys, StoreDamagedError, type Store } from "../store/store.js";
-import { Session, type SessionDeps } from "./session.js";
+import { Session } from "./session.js";
+import type { SessionDeps } from "./deps.js";
 import { Inbox, inboxKeys } from "../inbox/inbox.js";
 import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
 import { filterEnvironment } from "./environment.js";
-import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "./list-index.js";
-import { buildSystemPrompt } from "./instructions.js";
-import { checkpointKeys } from "./checkpoints.js";
-import { endOrphanedJobs, jobKeys } from "./job-records.js";
-import { taskKeys } from "./task-transcripts.js";
+import { ensureListIndex, indexKeys, listPrefix, type ListEntry } from "../records/list-index.js";
+import { buildSystemPrompt } from "../agent/instructions.js";
+import { checkpointKeys } from "../records/checkpoints.js";
+import { endOrphanedJobs, jobKeys } from "../records/job-records.js";
+import { taskKeys } from "../records/task-transcripts.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
 import { pruneSessions, RetentionSweeper, type PruneFilter, type PruneHost, type PruneResult } from "./retention.js";
 import { DETACHED_CANCEL_NOTICE } from "../agent/window-hold.js";
@@ -138,8 +139,7 @@ export class SessionManager {
     record.environment = filterEnvironment(input.env, this.deps.config().shellEnvironment);
     if (input.umask !== undefined) record.umask = input.umask;
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
-    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), prompt.text);
-    session.notices.add(...prompt.notices);
+    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), prompt);
     const sandbox = await this.deps.sandbox();
     if (!sandbox.available) session.notices.add(noSandboxNotice(sandbox.reason));
     session.providerEnv = input.env;
@@ -182,8 +182,7 @@ export class SessionManager {
         history.map((value, n) => ({ type: "put" as const, key: keys.history(id, n), value })),
         false,
       );
-      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built?.text ?? "");
-      session.notices.add(...(built?.notices ?? []));
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built);
       const sandbox = await this.deps.sandbox();
       if (!sandbox.available) session.notices.add(noSandboxNotice(sandbox.reason));
       session.providerEnv = input.env;
@@ -225,8 +224,7 @@ export class SessionManager {
       record.historyLength = history.length;
       // A stored conversation keeps its own system prompt: the prefix cache outlives a daemon restart.
       const built = history.length === 0 ? await buildSystemPrompt(record, this.deps.configDir) : undefined;
-      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built?.text ?? "");
-      session.notices.add(...(built?.notices ?? []));
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built);
       this.live.set(id, session);
       // Nothing runs a session that is not live: a turn stored as running was cut short (a daemon
       // that died, or a write that failed before the session closed).

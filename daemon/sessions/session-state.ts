@@ -7,10 +7,11 @@
 import { RpcError } from "../../shared/jsonrpc.js";
 import { keys, type Store } from "../store/store.js";
 import { StoreWriteError } from "../store/errors.js";
-import { SessionWriter } from "./writer.js";
-import { ChunkJoiner } from "./ledger-join.js";
-import { isConversation, withMessageId } from "./message-ids.js";
-import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "./list-index.js";
+import { SessionWriter } from "../ledger/writer.js";
+import { ChunkJoiner } from "../ledger/ledger-join.js";
+import { isConversation, withMessageId } from "../ledger/message-ids.js";
+import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "../records/list-index.js";
+import { buildSystemPrompt, instructionsNotice } from "../agent/instructions.js";
 import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
 
 /** The answer an editor gets when the session could not be saved: the cause in the user's words. */
@@ -71,6 +72,20 @@ export class SessionState {
     }
     this.messages[0] = msg;
     this.put(keys.history(this.id, 0), msg);
+  }
+
+  /**
+   * Rebuilds the system prompt (reloadExtensions, /reload); a different one replaces the
+   * conversation's first message. `skipped` are other files the reload left out (command folders,
+   * plugins), named in the same notice, which is returned.
+   */
+  async refreshSystemPrompt(configDir: string, skipped: readonly string[] = []): Promise<string> {
+    const { text, files, notices } = await buildSystemPrompt(this.record, configDir);
+    this.record.instructionFiles = files.map((f) => f.path);
+    const changed = this.messages[0]?.content !== text;
+    if (changed) this.replaceSystemPrompt(text);
+    await this.commit();
+    return instructionsNotice(files, changed, [...notices, ...skipped]);
   }
 
   /**

@@ -16,9 +16,9 @@ import type { FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "
 import type { JobTable } from "../tools/jobs.js";
 import type { Sandbox, SessionSandbox } from "../tools/sandbox.js";
 import type { ToolSpec } from "../provider/types.js";
-import type { WriteTicket } from "./checkpoints.js";
-import type { EditorRouter } from "./editor-router.js";
-import type { PermissionBroker } from "./permission-broker.js";
+import type { WriteTicket } from "../records/checkpoints.js";
+import type { EditorRouter } from "../windows/editor-router.js";
+import type { PermissionBroker } from "../windows/permission-broker.js";
 import type { SessionRecord, SessionUpdate } from "./types.js";
 import { sessionUmask } from "./environment.js";
 

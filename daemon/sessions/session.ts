@@ -9,30 +9,28 @@ import type { Logger } from "../log/log.js";
 import type { DaemonConfig } from "../config/config.js";
 import type { StatusEvent } from "../agent/session-port.js";
 import type { TurnRunner } from "../agent/turn-runner.js";
-import { refreshSystemPrompt } from "./instructions.js";
 import type { Inbox, InboxItem } from "../inbox/inbox.js";
 import type { SessionDeps } from "./deps.js";
+import type { BuiltPrompt } from "../agent/instructions.js";
 import type { SettingsHost } from "./settings.js";
 import { InboxDriver, type DriverHost } from "./inbox-driver.js";
-import type { SurfaceEmitter } from "./surfaces.js";
+import type { SurfaceEmitter } from "../windows/surfaces.js";
 import type { SessionRuntime } from "./runtime.js";
 import type { OperatorStatus, StatusReporter } from "./status.js";
 import { SessionMeter } from "./meter.js";
-import type { EditorRouter } from "./editor-router.js";
-import type { PermissionBroker } from "./permission-broker.js";
+import type { EditorRouter } from "../windows/editor-router.js";
+import type { PermissionBroker } from "../windows/permission-broker.js";
 import type { SessionTools } from "./session-tools.js";
 import type { JobTable } from "../tools/jobs.js";
-import type { Checkpoints } from "./checkpoints.js";
-import type { TaskTranscripts } from "./task-transcripts.js";
+import type { Checkpoints } from "../records/checkpoints.js";
+import type { TaskTranscripts } from "../records/task-transcripts.js";
 import { SessionState } from "./session-state.js";
 import { adoptWindowFacts, filterEnvironment } from "./environment.js";
-import { replayLedger } from "./replay.js";
+import { replayLedger } from "../ledger/replay.js";
 import { StartNotices } from "./notices.js";
 import { wireSession } from "./wiring.js";
 import { turnInputFor, type CommandHostParts } from "./command-host.js";
 import type { ChatMessage, ClientPort, SessionRecord, SessionUpdate, StopReason } from "./types.js";
-
-export type { SessionDeps } from "./deps.js";
 
 export class Session implements SettingsHost, DriverHost {
   readonly attachments = new Set<ClientPort>();
@@ -64,7 +62,7 @@ export class Session implements SettingsHost, DriverHost {
     history: ChatMessage[],
     private readonly deps: SessionDeps,
     readonly inbox: Inbox,
-    systemText = "",
+    prompt?: BuiltPrompt,
   ) {
     this.log = deps.log.child({ sessionId: record.id });
     this.driver = new InboxDriver(this, inbox, this.log);
@@ -82,7 +80,9 @@ export class Session implements SettingsHost, DriverHost {
       checkpoints: this.checkpoints,
       transcripts: this.transcripts,
     } = wireSession(this, this.state, this.meter, inbox, deps));
-    if (history.length === 0) this.state.appendHistory({ role: "system", content: systemText });
+    if (prompt) this.record.instructionFiles = prompt.files.map((f) => f.path);
+    this.notices.add(...(prompt?.notices ?? []));
+    if (history.length === 0) this.state.appendHistory({ role: "system", content: prompt?.text ?? "" });
   }
 
   get id(): string {
@@ -182,7 +182,7 @@ export class Session implements SettingsHost, DriverHost {
   /** Rebuilds plugins, MCP servers and commands atomically, then the system prompt; returns the notice (reloadExtensions, /reload). */
   async reloadRuntime(): Promise<string> {
     await this.runtime.reload();
-    return refreshSystemPrompt(this.state, this.deps.configDir, this.runtime.skipped);
+    return this.state.refreshSystemPrompt(this.deps.configDir, this.runtime.skipped);
   }
 
   /** Ends the session's MCP servers (daemon stop); the session stays as it is. */

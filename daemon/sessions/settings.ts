@@ -11,7 +11,7 @@ import { isPreset } from "../tools/permissions.js";
 import { configOptions, isMode, providerOf } from "./controls.js";
 import { GOAL_NOTE } from "../agent/goal.js";
 import type { DaemonConfig } from "../config/config.js";
-import type { PermissionBroker } from "./permission-broker.js";
+import type { PermissionBroker } from "../windows/permission-broker.js";
 import type { ClientPort, SessionRecord, SessionUpdate } from "./types.js";
 
 /** What changing a session's controls needs of it (the Session implements it). */

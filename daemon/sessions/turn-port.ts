@@ -16,8 +16,8 @@ import { modeNote, setMode } from "./settings.js";
 import type { SettingsHost } from "./settings.js";
 import { titleFrom } from "./prompt-text.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
-import type { Checkpoints } from "./checkpoints.js";
-import { withMessageId } from "./message-ids.js";
+import type { Checkpoints } from "../records/checkpoints.js";
+import { withMessageId } from "../ledger/message-ids.js";
 
 export interface TurnPortParts {
   session: SettingsHost & {

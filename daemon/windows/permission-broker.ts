@@ -9,7 +9,7 @@ import type { PermissionOption, RequestPermissionOutcome, ToolCallUpdate } from 
 import { ConnectionClosedError } from "../../shared/jsonrpc.js";
 import { RequestPermissionResponse } from "../../shared/acp-schemas.js";
 import type { EditorRouter } from "./editor-router.js";
-import type { ClientPort } from "./types.js";
+import type { ClientPort } from "./port.js";
 
 export interface PendingQuestion {
   toolCallId: string;

@@ -2,7 +2,7 @@
  * Requests from the agent to an editor go to exactly one window: the one whose prompt started the
  * turn, else the most recently active attached window that offered the capability (DESIGN §4).
  */
-import type { ClientCaps, ClientPort } from "./types.js";
+import type { ClientCaps, ClientPort } from "./port.js";
 
 export type Capability = Exclude<keyof ClientCaps, "extensionSurface"> | "any";
 
