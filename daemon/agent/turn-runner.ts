@@ -163,9 +163,11 @@ export class TurnRunner<W> {
         await this.port.leaveGoalMode();
         return last;
       }
-      goal.turns++;
-      this.port.emit(text(`\n\n[goal] Continuing on its own (turn ${goal.turns + 1}).\n\n`));
-      last = await this.runOnce({ origin, modelText: continuationText(goal) });
+      // The goal is the session's record: it is replaced through the port, never changed in place.
+      const counted = { ...goal, turns: goal.turns + 1 };
+      this.port.setGoal(counted);
+      this.port.emit(text(`\n\n[goal] Continuing on its own (turn ${counted.turns + 1}).\n\n`));
+      last = await this.runOnce({ origin, modelText: continuationText(counted) });
     }
   }
 

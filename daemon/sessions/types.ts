@@ -2,10 +2,32 @@ import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 
 export type { SessionUpdate, StopReason };
 import type { GoalState } from "../agent/goal.js";
+import type { BuiltPrompt } from "../agent/instructions.js";
 export type { GoalState };
 export type { ChatMessage } from "../provider/types.js";
 export type { ClientCaps, ClientPort } from "../windows/port.js";
 export type { LedgerBody, LedgerEntry } from "../ledger/types.js";
+
+/** What keeps a session busy or in use (sessions/in-use.ts words it; the idle sweep and the daemon's idle stop read it). */
+export interface SessionActivity {
+  windows: number;
+  running: boolean;
+  /** A turn runs, a prompt waits for it, or the inbox driver is starting a follow-up. */
+  busy: boolean;
+  questions: number;
+  jobs: number;
+  /** Inbox items waiting to run. */
+  queued: number;
+}
+
+/** How a session goes live: its system prompt when one was built, the creating window's environment, notices for the user. */
+export interface SessionStart {
+  prompt?: BuiltPrompt | undefined;
+  /** The environment whose provider keys its model requests use (the creating window's). */
+  providerEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Lines for the user, said with the system prompt's by `greet` (notices.ts). */
+  notices?: string[];
+}
 
 export type SessionStatus = "idle" | "running" | "interrupted";
 

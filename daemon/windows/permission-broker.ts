@@ -49,7 +49,6 @@ export class PermissionBroker {
         const bounded = AbortSignal.any([signal, AbortSignal.timeout(left)]);
         try {
           const raw = await target.request("session/request_permission", { sessionId: this.sessionId, toolCall, options }, { signal: bounded });
-          target.lastActive = Date.now();
           const parsed = RequestPermissionResponse.safeParse(raw);
           if (!parsed.success) return { outcome: "cancelled" };
           const outcome = parsed.data.outcome;

@@ -9,8 +9,11 @@ import type { EditorSilence } from "../tools/editor-silence.js";
 export interface ClientPort {
   readonly connectionId: string;
   readonly capabilities: ClientCaps;
-  /** Last prompt, cancel or answer from this window: picks the target of editor requests. */
-  lastActive: number;
+  /**
+   * When the user last acted in this window (a prompt, a cancel, a setting, an answer to a
+   * permission question): picks the target of editor requests. The window keeps it (acp/connection.ts).
+   */
+  readonly lastActive: number;
   readonly closed: boolean;
   /** The window's whole environment, as its shim sent it (secrets included: never hand it to a tool). */
   readonly env: Readonly<Record<string, string | undefined>>;
