@@ -26,7 +26,7 @@ import {
   StartupError,
   tellLauncher,
 } from "./startup.js";
-import { SessionManager } from "./sessions/manager.js";
+import { SessionManager } from "./sessions/index.js";
 import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
 import { effortParams } from "./provider/effort.js";

@@ -1,5 +1,5 @@
 import type { ClientCapabilities } from "../../shared/acp-schemas.js";
-import type { ClientCaps } from "../sessions/types.js";
+import type { ClientCaps } from "../sessions/index.js";
 
 /** Omitted capabilities are unsupported (ACP §initialization). */
 export function toClientCaps(caps: ClientCapabilities | null | undefined): ClientCaps {

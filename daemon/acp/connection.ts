@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { JsonRpcPeer, RpcError, type RequestContext } from "../../shared/jsonrpc.js";
 import type { ClientCapabilities } from "../../shared/acp-schemas.js";
 import type { Logger } from "../log/log.js";
-import type { ClientCaps, SessionUpdate } from "../sessions/types.js";
+import type { ClientCaps, SessionUpdate } from "../sessions/index.js";
 import { EditorSilence } from "../tools/editor-silence.js";
 import type { AcpServices, AcpWindow, ConnectionInfo } from "./context.js";
 export type { ConnectionInfo } from "./context.js";
@@ -97,7 +97,13 @@ export class AcpConnection implements AcpWindow {
     if (isVendorMethod(method) && !this.capabilities.vendor) {
       return Promise.reject(RpcError.methodNotFound(`${method} (this client did not opt in to Reasonix extensions)`));
     }
-    return this.peer.request(method, params, opts);
+    const answer = this.peer.request(method, params, opts);
+    if (method !== "session/request_permission") return answer;
+    // An answer to a permission question is the user acting in this window.
+    return answer.then((result) => {
+      this.lastActive = Date.now();
+      return result;
+    });
   }
 
   /** The socket is gone: the window detaches from every session, which go on without it. */
@@ -111,6 +117,7 @@ export class AcpConnection implements AcpWindow {
     if (!spec) throw RpcError.methodNotFound(method);
     checkShape(params);
     const parsed = spec.params.parse(params ?? {});
+    if (spec.acts) this.lastActive = Date.now();
     return spec.handler(parsed, this, ctx);
   }
 
@@ -128,6 +135,7 @@ export class AcpConnection implements AcpWindow {
       this.log.debug({ method }, "ignored notification with bad params");
       return;
     }
+    if (spec.acts) this.lastActive = Date.now();
     try {
       spec.handler(parsed.data, this);
     } catch (err) {

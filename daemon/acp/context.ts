@@ -1,9 +1,9 @@
 import type { Paths } from "../../shared/paths.js";
 import type { DaemonConfig } from "../config/config.js";
 import type { Logger } from "../log/log.js";
-import type { SessionManager } from "../sessions/manager.js";
+import type { SessionManager } from "../sessions/index.js";
 import type { ClientCapabilities } from "../../shared/acp-schemas.js";
-import type { ClientCaps, ClientPort } from "../sessions/types.js";
+import type { ClientCaps, ClientPort } from "../sessions/index.js";
 
 /** The daemon services every ACP handler may use. */
 export interface AcpServices {

@@ -15,35 +15,45 @@ import * as ext from "./reasonix-ext.js";
 export interface RequestSpec<S extends z.ZodType = z.ZodType> {
   params: S;
   handler(params: z.output<S>, conn: AcpWindow, ctx: RequestContext): unknown;
+  /**
+   * The user acts in their window through it (prompt, cancel, a setting, opening a session): the
+   * connection records the activity when it dispatches, and editor requests go to the latest
+   * active window (windows/editor-router.ts).
+   */
+  acts?: boolean;
 }
 
 export interface NotificationSpec<S extends z.ZodType = z.ZodType> {
   params: S;
   handler(params: z.output<S>, conn: AcpWindow): void;
+  acts?: boolean;
 }
 
-const request = <S extends z.ZodType>(params: S, handler: RequestSpec<S>["handler"]): RequestSpec => ({ params, handler }) as RequestSpec;
-const notification = <S extends z.ZodType>(params: S, handler: NotificationSpec<S>["handler"]): NotificationSpec => ({ params, handler }) as NotificationSpec;
+const request = <S extends z.ZodType>(params: S, handler: RequestSpec<S>["handler"], acts = false): RequestSpec => ({ params, handler, acts }) as RequestSpec;
+const notification = <S extends z.ZodType>(params: S, handler: NotificationSpec<S>["handler"], acts = false): NotificationSpec =>
+  ({ params, handler, acts }) as NotificationSpec;
+/** Marks a method through which the user acts (see `RequestSpec.acts`). */
+const ACTS = true;
 
 export const requestMethods: Record<string, RequestSpec> = {
   initialize: request(schema.InitializeRequest, initialize),
   authenticate: request(schema.AuthenticateRequest, authenticate),
   logout: request(schema.LogoutRequest, logout),
-  "session/new": request(schema.NewSessionRequest, newSession),
-  "session/load": request(schema.LoadSessionRequest, loadSession),
-  "session/resume": request(schema.ResumeSessionRequest, resumeSession),
+  "session/new": request(schema.NewSessionRequest, newSession, ACTS),
+  "session/load": request(schema.LoadSessionRequest, loadSession, ACTS),
+  "session/resume": request(schema.ResumeSessionRequest, resumeSession, ACTS),
   // Unstable v1 (advertised as sessionCapabilities.fork).
-  "session/fork": request(schema.ForkSessionRequest, forkSession),
+  "session/fork": request(schema.ForkSessionRequest, forkSession, ACTS),
   "session/list": request(schema.ListSessionsRequest, listSessions),
   "session/close": request(schema.SessionIdRequest, closeSession),
   "session/delete": request(schema.SessionIdRequest, deleteSession),
-  "session/prompt": request(schema.PromptRequest, prompt),
-  "session/set_mode": request(schema.SetModeRequest, setMode),
-  "session/set_config_option": request(schema.SetConfigOptionRequest, setConfigOption),
+  "session/prompt": request(schema.PromptRequest, prompt, ACTS),
+  "session/set_mode": request(schema.SetModeRequest, setMode, ACTS),
+  "session/set_config_option": request(schema.SetConfigOptionRequest, setConfigOption, ACTS),
   // Legacy: older clients switch models with this; it shares the model option's path.
   "session/set_model": request(SetModelRequest, setModel),
   // Reasonix extensions, advertised under agentCapabilities._meta["reasonix.io"].
-  [ext.STEER_METHOD]: request(ext.SteerRequest, ext.steer),
+  [ext.STEER_METHOD]: request(ext.SteerRequest, ext.steer, ACTS),
   [ext.INBOX_METHODS.enqueue]: request(ext.EnqueueRequest, ext.inboxEnqueue),
   [ext.INBOX_METHODS.list]: request(ext.SessionOnly, ext.inboxList),
   [ext.INBOX_METHODS.get]: request(ext.ItemRequest, ext.inboxGet),
@@ -59,5 +69,5 @@ export const requestMethods: Record<string, RequestSpec> = {
 };
 
 export const notificationMethods: Record<string, NotificationSpec> = {
-  "session/cancel": notification(schema.SessionIdRequest, cancel),
+  "session/cancel": notification(schema.SessionIdRequest, cancel, ACTS),
 };

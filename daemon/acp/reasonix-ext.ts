@@ -8,11 +8,7 @@ import { z } from "zod";
 import { ErrorCode, RpcError } from "../../shared/jsonrpc.js";
 import { INTERACTION_METHOD } from "../mcp/interaction.js";
 import { ContentBlock } from "../../shared/acp-schemas.js";
-import type { Session } from "../sessions/session.js";
-import { promptToText } from "../sessions/prompt-text.js";
-import { commandAnswer } from "../sessions/command-host.js";
-import { STATUS_UPDATE_METHOD } from "../sessions/meter.js";
-import { FORM_REQUEST, SURFACE_NOTIFICATION } from "../sessions/surfaces.js";
+import { FORM_REQUEST, type Session, STATUS_UPDATE_METHOD, SURFACE_NOTIFICATION } from "../sessions/index.js";
 
 export const EXT = "_reasonix.io";
 export const STEER_METHOD = `${EXT}/session/steer`;
@@ -65,12 +61,7 @@ async function sessionFor(conn: AcpWindow, sessionId: string): Promise<Session> 
 export const SteerRequest = z.object({ sessionId: sid, prompt: z.array(ContentBlock) }).passthrough();
 
 export async function steer(params: z.output<typeof SteerRequest>, conn: AcpWindow): Promise<{ itemId: string; disposition: string }> {
-  const session = await sessionFor(conn, params.sessionId);
-  conn.lastActive = Date.now();
-  const text = promptToText(params.prompt);
-  if (!text) throw RpcError.invalidParams("prompt is empty");
-  const { item, disposition } = await session.driver.enqueue(text, "steer", undefined);
-  return { itemId: item.id, disposition: disposition === "steer_accepted" ? "steer_accepted" : "queued_followup" };
+  return (await sessionFor(conn, params.sessionId)).steer(params.prompt);
 }
 
 export const EnqueueRequest = z
@@ -84,8 +75,8 @@ export const EnqueueRequest = z
 
 export async function inboxEnqueue(params: z.output<typeof EnqueueRequest>, conn: AcpWindow): Promise<object> {
   const session = await sessionFor(conn, params.sessionId);
-  const { item, disposition, idempotent } = await session.driver.enqueue(params.text, params.intent, params.idempotencyKey);
-  return { itemId: item.id, disposition, position: session.inbox.position(item.id), paused: session.inbox.paused, idempotent };
+  const { item, disposition, idempotent, position, paused } = await session.enqueue(params.text, params.intent, params.idempotencyKey);
+  return { itemId: item.id, disposition, position, paused, idempotent };
 }
 
 export const SessionOnly = z.object({ sessionId: sid }).passthrough();
@@ -95,60 +86,49 @@ export const MoveRequest = z.object({ sessionId: sid, itemId, toIndex: z.number(
 export const PausedRequest = z.object({ sessionId: sid, paused: z.boolean() }).passthrough();
 
 export async function inboxList(params: z.output<typeof SessionOnly>, conn: AcpWindow): Promise<object> {
-  return (await sessionFor(conn, params.sessionId)).inbox.snapshot();
+  return (await sessionFor(conn, params.sessionId)).listInbox();
 }
 
 export async function inboxGet(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
-  const inbox = (await sessionFor(conn, params.sessionId)).inbox;
-  const item = inbox.item(params.itemId);
+  const { meta, item } = (await sessionFor(conn, params.sessionId)).inboxItem(params.itemId);
   return {
-    meta: inbox.meta(item),
+    meta,
     envelope: { text: item.text, intent: item.intent, source: item.source, ...(item.idempotencyKey ? { idempotencyKey: item.idempotencyKey } : {}) },
   };
 }
 
 export async function inboxUpdate(params: z.output<typeof UpdateRequest>, conn: AcpWindow): Promise<object> {
-  const inbox = (await sessionFor(conn, params.sessionId)).inbox;
-  return inbox.meta(await inbox.update(params.itemId, params.text));
+  return (await sessionFor(conn, params.sessionId)).updateInboxItem(params.itemId, params.text);
 }
 
 export async function inboxDelete(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
-  await (await sessionFor(conn, params.sessionId)).inbox.delete(params.itemId);
+  await (await sessionFor(conn, params.sessionId)).deleteInboxItem(params.itemId);
   return { ok: true };
 }
 
 export async function inboxMove(params: z.output<typeof MoveRequest>, conn: AcpWindow): Promise<object> {
-  await (await sessionFor(conn, params.sessionId)).inbox.move(params.itemId, params.toIndex);
+  await (await sessionFor(conn, params.sessionId)).moveInboxItem(params.itemId, params.toIndex);
   return { ok: true };
 }
 
 export async function inboxSetPaused(params: z.output<typeof PausedRequest>, conn: AcpWindow): Promise<object> {
-  const session = await sessionFor(conn, params.sessionId);
-  await session.inbox.setPaused(params.paused);
-  if (!params.paused) queueMicrotask(() => void session.driver.pump());
-  return { paused: session.inbox.paused };
+  return { paused: await (await sessionFor(conn, params.sessionId)).setInboxPaused(params.paused) };
 }
 
 export async function inboxRetry(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
-  const session = await sessionFor(conn, params.sessionId);
-  await session.inbox.retry(params.itemId);
-  queueMicrotask(() => void session.driver.pump());
+  await (await sessionFor(conn, params.sessionId)).retryInboxItem(params.itemId);
   return { ok: true };
 }
 
 /** Items hold plain text with no frozen references, so a refresh only confirms the item is pending. */
 export async function inboxRefresh(params: z.output<typeof ItemRequest>, conn: AcpWindow): Promise<object> {
-  const inbox = (await sessionFor(conn, params.sessionId)).inbox;
-  const item = inbox.item(params.itemId);
-  if (!["queued", "blocked", "uncertain"].includes(item.state))
-    throw RpcError.of("InboxRefused", `inbox item ${item.id} is ${item.state}; only pending items can be refreshed`);
+  (await sessionFor(conn, params.sessionId)).refreshInboxItem(params.itemId);
   return { ok: true };
 }
 
 export async function reloadExtensions(params: z.output<typeof SessionOnly>, conn: AcpWindow): Promise<object> {
-  const session = await sessionFor(conn, params.sessionId);
   // The notice is recorded like a command's answer, so every window (and a later load) shows it.
-  return session.driver.reload(async () => session.emit(commandAnswer(await session.reloadRuntime())));
+  return (await sessionFor(conn, params.sessionId)).reloadExtensions();
 }
 
 export const PruneRequest = z

@@ -7,14 +7,8 @@ import type { SessionConfigOption } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import { clipped, RpcError } from "../../shared/jsonrpc.js";
 import type { SetConfigOptionRequest, SetModeRequest } from "../../shared/acp-schemas.js";
-import { configOptions, modeState } from "../sessions/controls.js";
-import { setEffort, setMode as applyMode, setModel as applyModel, setToolApproval } from "../sessions/settings.js";
-import type { Session } from "../sessions/session.js";
-import type { AcpServices, AcpWindow } from "./context.js";
-
-export function sessionControls(session: Session, services: AcpServices) {
-  return { modes: modeState(session.record), configOptions: configOptions(session.record, services.config()) };
-}
+import { isControlId } from "../sessions/index.js";
+import type { AcpWindow } from "./context.js";
 
 const ALIASES: Record<string, string> = {
   models: "model",
@@ -36,14 +30,13 @@ const DEPRECATED_NOTICE =
 
 export async function setMode(params: z.output<typeof SetModeRequest>, conn: AcpWindow): Promise<Record<string, never>> {
   const session = conn.services.sessions.requireLive(params.sessionId);
-  conn.lastActive = Date.now();
   // Legacy mode ids: `default` is normal + read-only, `auto` is normal + workspace-write.
   if (params.modeId === "default" || params.modeId === "auto") {
-    await applyMode(session, "normal", undefined);
-    await setToolApproval(session, params.modeId === "default" ? "read-only" : "workspace-write", undefined);
+    await session.setControl("mode", "normal", undefined);
+    await session.setControl("tool_approval", params.modeId === "default" ? "read-only" : "workspace-write", undefined);
     return {};
   }
-  await applyMode(session, params.modeId, undefined);
+  await session.setControl("mode", params.modeId, undefined);
   return {};
 }
 
@@ -52,9 +45,8 @@ export async function setConfigOption(
   conn: AcpWindow,
 ): Promise<{ configOptions: SessionConfigOption[]; deprecatedNotice?: string; _meta?: Record<string, unknown> }> {
   const session = conn.services.sessions.requireLive(params.sessionId);
-  conn.lastActive = Date.now();
   const configId = ALIASES[params.configId] ?? params.configId;
-  const list = () => configOptions(session.record, conn.services.config());
+  const list = () => session.controls().configOptions;
   if (RETIRED.has(configId) || configId === "quality_floor") {
     if (!(typeof params.value === "string" && LEGACY_SELECTOR_VALUES.has(params.value))) {
       throw RpcError.invalidParams(
@@ -64,22 +56,9 @@ export async function setConfigOption(
     return { configOptions: list(), deprecatedNotice: DEPRECATED_NOTICE, _meta: { "reasonix.io": { deprecatedNotice: DEPRECATED_NOTICE } } };
   }
   if (typeof params.value !== "string") throw RpcError.invalidParams(`value: "${configId}" takes one of its listed values, not a boolean`);
-  switch (configId) {
-    case "mode":
-      await applyMode(session, params.value, conn);
-      break;
-    case "model":
-      await applyModel(session, params.value, conn);
-      break;
-    case "effort":
-      await setEffort(session, params.value, conn);
-      break;
-    case "tool_approval":
-      await setToolApproval(session, LEGACY_PRESETS[params.value] ?? params.value, conn);
-      break;
-    default:
-      throw RpcError.invalidParams(`configId: unknown config option "${clipped(params.configId)}"`);
-  }
+  if (!isControlId(configId)) throw RpcError.invalidParams(`configId: unknown config option "${clipped(params.configId)}"`);
+  const value = configId === "tool_approval" ? (LEGACY_PRESETS[params.value] ?? params.value) : params.value;
+  await session.setControl(configId, value, conn);
   return { configOptions: list() };
 }
 
@@ -87,6 +66,6 @@ export const SetModelRequest = z.object({ sessionId: z.string().min(1), modelId:
 
 export async function setModel(params: z.output<typeof SetModelRequest>, conn: AcpWindow): Promise<Record<string, never>> {
   const session = conn.services.sessions.requireLive(params.sessionId);
-  await applyModel(session, params.modelId, undefined);
+  await session.setControl("model", params.modelId, undefined);
   return {};
 }

@@ -16,23 +16,6 @@ import type {
   SessionIdRequest,
 } from "../../shared/acp-schemas.js";
 import { resolveModelRef } from "../provider/registry.js";
-import type { Session } from "../sessions/session.js";
-import { sessionControls } from "./session-config.js";
-
-/**
- * Hosts build their slash menu from this. After new and resume it follows the answer that carries
- * the session; after load it is the last update before the answer, so nothing of a loaded session
- * arrives after the reply until something new happens (acp-tck ACP-LOAD-002).
- */
-function sendAvailableCommands(session: Session, conn: AcpWindow): void {
-  session.sendCommands(conn);
-}
-
-/** What the session gathered for the user while going live (sessions/notices.ts), recorded and sent to every window. */
-function sayStartNotices(session: Session): void {
-  const update = session.notices.take();
-  if (update) session.emit(update);
-}
 
 function startupModel(conn: AcpWindow): string {
   const config = conn.services.config();
@@ -54,15 +37,10 @@ export async function newSession(params: z.output<typeof NewSessionRequest>, con
     env: conn.info.env,
     umask: conn.info.umask,
   });
-  session.attach(conn);
-  session.connectMcp(params.mcpServers);
-  conn.lastActive = Date.now();
-  await session.refreshCommands();
-  const result: NewSessionResponse = { sessionId: session.id, ...sessionControls(session, conn.services) };
-  return new ResultThen(result, () => {
-    sayStartNotices(session);
-    sendAvailableCommands(session, conn);
-  });
+  await session.open(conn, { mcpServers: params.mcpServers, created: true });
+  const result: NewSessionResponse = { sessionId: session.id, ...session.controls() };
+  // Start notices, then the slash menu, follow the answer that carries the session.
+  return new ResultThen(result, () => session.greet(conn));
 }
 
 /**
@@ -79,47 +57,29 @@ export async function forkSession(params: z.output<typeof ForkSessionRequest>, c
     env: conn.info.env,
     messageId,
   });
-  session.attach(conn);
-  session.connectMcp(params.mcpServers);
-  conn.lastActive = Date.now();
-  await session.refreshCommands();
+  await session.open(conn, { mcpServers: params.mcpServers, created: true });
   const result: ForkSessionResponse = {
     sessionId: session.id,
-    ...sessionControls(session, conn.services),
+    ...session.controls(),
     _meta: { "reasonix.io": { forkedFrom: params.sessionId, ...(messageId ? { messageId } : {}) } },
   };
-  return new ResultThen(result, () => {
-    sayStartNotices(session);
-    sendAvailableCommands(session, conn);
-  });
+  return new ResultThen(result, () => session.greet(conn));
 }
 
 export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpWindow): Promise<LoadSessionResponse> {
   const session = await conn.services.sessions.get(params.sessionId);
-  session.adoptWindow(conn);
-  // A window that loads again gets the whole history again, once.
-  session.detach(conn);
-  session.connectMcp(params.mcpServers);
-  await session.refreshCommands();
-  await session.replayTo(conn);
-  conn.lastActive = Date.now();
-  sayStartNotices(session);
-  sendAvailableCommands(session, conn);
-  return sessionControls(session, conn.services) satisfies LoadSessionResponse;
+  await session.open(conn, { mcpServers: params.mcpServers, replay: true });
+  // The slash menu is the last update before the answer, so nothing of a loaded session arrives
+  // after the reply until something new happens (acp-tck ACP-LOAD-002).
+  session.greet(conn);
+  return session.controls() satisfies LoadSessionResponse;
 }
 
 export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpWindow): Promise<ResultThen> {
   const session = await conn.services.sessions.get(params.sessionId);
-  session.adoptWindow(conn);
-  session.connectMcp(params.mcpServers);
-  await session.refreshCommands();
-  session.attach(conn);
-  conn.lastActive = Date.now();
-  const result: LoadSessionResponse = sessionControls(session, conn.services);
-  return new ResultThen(result, () => {
-    sayStartNotices(session);
-    sendAvailableCommands(session, conn);
-  });
+  await session.open(conn, { mcpServers: params.mcpServers });
+  const result: LoadSessionResponse = session.controls();
+  return new ResultThen(result, () => session.greet(conn));
 }
 
 export function listSessions(params: z.output<typeof ListSessionsRequest>, conn: AcpWindow): Promise<ListSessionsResponse> {

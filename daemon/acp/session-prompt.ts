@@ -11,19 +11,13 @@ import type { PromptRequest, SessionIdRequest } from "../../shared/acp-schemas.j
  */
 export async function prompt(params: z.output<typeof PromptRequest>, conn: AcpWindow): Promise<PromptResponse> {
   const session = await conn.services.sessions.get(params.sessionId);
-  // A window that prompts a session it has not attached to (a reconnected shim) attaches now.
-  session.attach(conn);
-  conn.lastActive = Date.now();
   const userMessageId = params.messageId ?? randomUUID();
-  const stopReason = await session.prompt(params.prompt, conn, undefined, userMessageId);
+  // The prompting window attaches, if it had not (a reconnected shim).
+  const stopReason = await session.prompt(params.prompt, conn, userMessageId);
   return { stopReason, _meta: { "reasonix.io": { userMessageId } } };
 }
 
 /** A notification: unknown sessions are ignored, as no answer can be given. */
 export function cancel(params: z.output<typeof SessionIdRequest>, conn: AcpWindow): void {
-  conn.lastActive = Date.now();
-  conn.services.sessions
-    .liveSessions()
-    .find((s) => s.id === params.sessionId)
-    ?.cancel();
+  conn.services.sessions.cancel(params.sessionId);
 }

@@ -1,5 +1,5 @@
 /**
- * A subagent: `runTurn` on a history of its own (a fixed system prompt and the question), with the
+ * A subagent: `runModelLoop` on a history of its own (a fixed system prompt and the question), with the
  * read-only tools only, run through the parent's permission gate (its preset, grants and windows:
  * the parent's permissions are the ceiling). Bounded in steps, tokens and time; the parent's cancel
  * ends it; each of its rounds is counted against the parent's turn and its usage is the parent's.
@@ -9,7 +9,7 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ChatMessage, ChatModel, Usage } from "../provider/types.js";
 import { runToolCall, type RunnerHost } from "../tools/runner.js";
 import type { SubagentResult, SubagentRunner } from "../tools/types.js";
-import { runTurn } from "./turn.js";
+import { runModelLoop } from "./model-loop.js";
 
 export const SUBAGENT_TOOLS = ["read_file", "list_directory", "glob", "grep"] as const;
 /** With `allowEdits`: what changes files, through the same gate as the parent's own calls. */
@@ -125,7 +125,7 @@ export function subagentRunner(deps: SubagentDeps): SubagentRunner {
       progress();
       let stopReason: string;
       try {
-        stopReason = await runTurn(
+        stopReason = await runModelLoop(
           {
             emit: () => undefined,
             appendHistory: (m) => {

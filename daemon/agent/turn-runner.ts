@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { ContentBlock, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import { RpcError } from "../../shared/jsonrpc.js";
-import { runTurn } from "./turn.js";
+import { runModelLoop } from "./model-loop.js";
 import { compact, compactIfNeeded, type CompactionResult } from "./compactor.js";
 import { contextEstimate, currentSummary } from "./compaction.js";
 import { continuationText, GOAL_NOTE, nextGoalStep } from "./goal.js";
@@ -163,9 +163,11 @@ export class TurnRunner<W> {
         await this.port.leaveGoalMode();
         return last;
       }
-      goal.turns++;
-      this.port.emit(text(`\n\n[goal] Continuing on its own (turn ${goal.turns + 1}).\n\n`));
-      last = await this.runOnce({ origin, modelText: continuationText(goal) });
+      // The goal is the session's record: it is replaced through the port, never changed in place.
+      const counted = { ...goal, turns: goal.turns + 1 };
+      this.port.setGoal(counted);
+      this.port.emit(text(`\n\n[goal] Continuing on its own (turn ${counted.turns + 1}).\n\n`));
+      last = await this.runOnce({ origin, modelText: continuationText(counted) });
     }
   }
 
@@ -243,7 +245,7 @@ export class TurnRunner<W> {
   private loop(turn: ActiveTurn<W>): Promise<StopReason> {
     const port = this.port;
     const model = port.createModel();
-    return runTurn(
+    return runModelLoop(
       {
         emit: (u) => this.emitForTurn(u),
         appendHistory: (m) => port.appendHistory(m),

@@ -14,22 +14,22 @@ import type { SessionDeps } from "./deps.js";
 import type { SessionRuntime } from "./runtime.js";
 import type { SessionTools } from "./session-tools.js";
 import { setModel, type SettingsHost } from "./settings.js";
-import type { SurfaceEmitter } from "./surfaces.js";
+import type { SurfaceEmitter } from "../windows/surfaces.js";
 import type { ClientPort, SessionUpdate } from "./types.js";
 import type { JobTable } from "../tools/jobs.js";
-import type { Checkpoints } from "./checkpoints.js";
-import type { TaskTranscripts } from "./task-transcripts.js";
+import type { Checkpoints } from "../records/checkpoints.js";
+import type { TaskTranscripts } from "../records/task-transcripts.js";
 
 export interface CommandHostParts {
-  session: SettingsHost & {
-    readonly id: string;
-    readonly queuedPrompts: number;
-    readonly broker: { readonly pending: ReadonlyMap<unknown, unknown> };
-    readonly providerEnv: Readonly<Record<string, string | undefined>> | undefined;
-    toolEnv(): Record<string, string>;
+  /** What a command asks of the session itself. */
+  session: {
     takeEnvironment(port: ClientPort): Promise<string[]>;
     reloadRuntime(): Promise<string>;
+    /** The model for the session as it is now (throws when no key is configured). */
+    model(): unknown;
   };
+  settings: SettingsHost;
+  broker: { readonly pending: ReadonlyMap<unknown, unknown> };
   runtime: SessionRuntime;
   tools: SessionTools;
   deps: SessionDeps;
@@ -46,8 +46,8 @@ export function commandAnswer(text: string): SessionUpdate {
 }
 
 export function commandHost(parts: CommandHostParts, origin: ClientPort | undefined, signal: AbortSignal = new AbortController().signal): CommandHost {
-  const { session, runtime, tools, deps, checkpoints } = parts;
-  const record = session.record;
+  const { session, settings, runtime, tools, deps, checkpoints } = parts;
+  const record = settings.record;
   // Restores go through the editor's buffers like the tools' writes; each request has its own bound.
   const files = () => tools.restoreFiles(new AbortController().signal);
   return {
@@ -58,13 +58,13 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
     checkpoints: () => checkpoints.list(),
     tasks: (args) => parts.transcripts.show(args),
     record,
-    queuedPrompts: session.queuedPrompts,
-    pendingPermissions: session.broker.pending.size,
+    queuedPrompts: parts.turns.queued,
+    pendingPermissions: parts.broker.pending.size,
     mcpServers: runtime.mcpStatusLines(),
     grants: tools.memory.grants(),
     models: () => listModels(deps.config()).map((m) => m.ref),
     setModel: async (ref) => {
-      await setModel(session, ref, undefined);
+      await setModel(settings, ref, undefined);
       return record.model;
     },
     listSessions: () => deps.listSessions(record.cwd),
@@ -105,7 +105,7 @@ export async function turnInputFor(
   origin: ClientPort | undefined,
   messageId?: string,
 ): Promise<TurnInput<ClientPort> & { shownText: string }> {
-  const { session, runtime, deps } = parts;
+  const { session, runtime } = parts;
   const text = promptToText(blocks);
   if (text.length === 0) throw RpcError.invalidParams("prompt is empty");
   await runtime.refreshCommands();
@@ -119,7 +119,7 @@ export async function turnInputFor(
   }
   if (resolved.kind === "plugin") return { ...shown, local: (signal) => runPluginAction(parts, resolved.name, resolved.args, signal) };
   // Fail before anything is recorded when no key is configured: the client can run setup.
-  deps.createModel(session.record.model, session.providerEnv ?? {}, session.record.effort);
+  session.model();
   if (resolved.kind === "template") return { ...shown, modelText: resolved.text };
   if (resolved.kind !== "mcp") return { ...shown, modelText: text };
   try {
@@ -130,10 +130,10 @@ export async function turnInputFor(
 }
 
 export async function runPluginAction(parts: CommandHostParts, name: string, args: string, signal: AbortSignal): Promise<void> {
-  const { session, runtime, surfaces, turns } = parts;
+  const { settings, runtime, surfaces, turns } = parts;
   const result = await runAction(runtime.plugins, name, args, {
-    env: session.toolEnv(),
-    umask: sessionUmask(session.record),
+    env: { ...(settings.record.environment ?? {}) },
+    umask: sessionUmask(settings.record),
     signal,
     sandbox: (dir) => parts.tools.sandboxNow([dir]),
   });

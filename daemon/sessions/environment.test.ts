@@ -1,8 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { adoptWindowFacts, filterEnvironment, looksSecret, sessionUmask } from "./environment.js";
+import { filterEnvironment, looksSecret, sessionUmask, windowFacts } from "./environment.js";
 import { DEFAULT_UMASK } from "../tools/umask.js";
-import type { SessionRecord } from "./types.js";
 
 const window = {
   PATH: "/usr/bin",
@@ -31,13 +30,9 @@ test("include brings a name back; exclude removes more and wins over include", (
   assert.deepEqual(filterEnvironment({ "A.B": "1", AXB: "2" }, { exclude: ["A.B"] }), { AXB: "2" }, "a dot in a pattern is literal");
 });
 
-test("a session's umask: its creating window's; a window that attaches later fills it only when missing", () => {
-  const record: Pick<SessionRecord, "environment" | "umask"> = { environment: { PATH: "/bin" } };
-  assert.equal(sessionUmask(record), DEFAULT_UMASK, "a window that did not say gets the default");
-  adoptWindowFacts(record, { env: { PATH: "/other" } }, undefined);
-  assert.equal(record.umask, undefined, "nor does one that attaches without saying");
-  adoptWindowFacts(record, { env: {}, umask: 0o027 }, undefined);
-  assert.equal(sessionUmask(record), 0o027);
-  adoptWindowFacts(record, { env: {}, umask: 0o077 }, undefined);
-  assert.deepEqual([record.umask, record.environment], [0o027, { PATH: "/bin" }], "a later window changes neither");
+test("a session's umask: its creating window's, else the default; a window's facts are its filtered environment and umask", () => {
+  assert.equal(sessionUmask({}), DEFAULT_UMASK, "a window that did not say gets the default");
+  assert.equal(sessionUmask({ umask: 0o027 }), 0o027);
+  assert.deepEqual(windowFacts({ env: { PATH: "/other", API_KEY: "k" }, umask: 0o077 }, undefined), { environment: { PATH: "/other" }, umask: 0o077 });
+  assert.deepEqual(windowFacts({ env: {} }, undefined), { environment: {}, umask: undefined }, "a window that did not say offers no umask");
 });

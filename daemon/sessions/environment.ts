@@ -45,14 +45,10 @@ export function sessionUmask(record: Pick<SessionRecord, "umask">): number {
 }
 
 /**
- * A window attaches (load, resume): its environment and umask fill only what the session lacks (a
- * session recorded before it kept them, or made by a client that did not say).
+ * What a window that attaches (load, resume) offers a session: its environment minus secrets and
+ * its umask. They fill only what the session lacks (`SessionState.fillWindowFacts`): a session
+ * recorded before it kept them, or made by a client that did not say.
  */
-export function adoptWindowFacts(
-  record: Pick<SessionRecord, "environment" | "umask">,
-  port: Pick<ClientPort, "env" | "umask">,
-  policy: EnvironmentPolicy | undefined,
-): void {
-  record.environment ??= filterEnvironment(port.env, policy);
-  if (record.umask === undefined && port.umask !== undefined) record.umask = port.umask;
+export function windowFacts(port: Pick<ClientPort, "env" | "umask">, policy: EnvironmentPolicy | undefined): Pick<SessionRecord, "environment" | "umask"> {
+  return { environment: filterEnvironment(port.env, policy), umask: port.umask };
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { RpcError } from "../../shared/jsonrpc.js";
 import { keys, Store } from "../store/store.js";
 import { forkConversation, settleToolCalls } from "./fork.js";
-import { LedgerMessageIds } from "./message-ids.js";
+import { LedgerMessageIds } from "../ledger/message-ids.js";
 import type { ChatMessage, LedgerEntry, SessionRecord } from "./types.js";
 
 const call = (id: string) => ({ id, type: "function" as const, function: { name: "read_file", arguments: "{}" } });

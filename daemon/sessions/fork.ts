@@ -18,7 +18,7 @@
  */
 import { RpcError } from "../../shared/jsonrpc.js";
 import { keys, type BatchOp, type Store } from "../store/store.js";
-import { isConversation, LedgerMessageIds } from "./message-ids.js";
+import { isConversation, LedgerMessageIds } from "../ledger/message-ids.js";
 import type { ChatMessage, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
 
 /** Ledger records read and written at once: a page stays a few MiB however long the session. */

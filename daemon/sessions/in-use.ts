@@ -21,14 +21,14 @@ export interface ManagerView {
 function busyReason(view: ManagerView, id: string): string | undefined {
   if (view.loading(id)) return "a window is loading it";
   if (view.deleting(id)) return "it is being deleted";
-  const s = view.live(id);
-  if (!s) return undefined;
-  if (s.attachments.size > 0) return `${s.attachments.size} window${s.attachments.size === 1 ? " is" : "s are"} attached`;
-  if (s.running) return "a turn is running";
-  if (s.busy) return "a turn is waiting to run";
-  if (s.broker.pending.size > 0) return "a permission question is pending";
-  if (s.jobs.running() > 0) return "a background job is running";
-  if (s.inbox.depth() > 0) return "its inbox holds queued work";
+  const a = view.live(id)?.activity();
+  if (!a) return undefined;
+  if (a.windows > 0) return `${a.windows} window${a.windows === 1 ? " is" : "s are"} attached`;
+  if (a.running) return "a turn is running";
+  if (a.busy) return "a turn is waiting to run";
+  if (a.questions > 0) return "a permission question is pending";
+  if (a.jobs > 0) return "a background job is running";
+  if (a.queued > 0) return "its inbox holds queued work";
   return undefined;
 }
 

@@ -1,7 +1,9 @@
 /**
  * Turns a session's inbox into work: steers go to the running turn (or wait as follow-ups),
  * follow-ups run as turns in order whenever the session is idle and the inbox is not paused, and a
- * reload asked for during a turn runs once the session is idle.
+ * reload asked for during a turn runs once the session is idle. Every change of the inbox that may
+ * let work start (an item added or retried, the inbox unpaused, a turn ended) wakes the driver
+ * here, so no caller has to remember it.
  */
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log/log.js";
@@ -33,8 +35,73 @@ export class InboxDriver {
     this.stopped = true;
   }
 
+  /** Looks for work once the current task of the event loop is done (a change may let some start). */
+  wake(): void {
+    queueMicrotask(() => void this.pump());
+  }
+
+  /** A steer from a window: into the running turn, else in line as a follow-up. */
+  async steer(text: string): Promise<{ itemId: string; disposition: "steer_accepted" | "queued_followup" }> {
+    if (!text) throw RpcError.invalidParams("prompt is empty");
+    const { item, disposition } = await this.enqueue(text, "steer", undefined);
+    return { itemId: item.id, disposition: disposition === "steer_accepted" ? "steer_accepted" : "queued_followup" };
+  }
+
+  list(): object {
+    return this.inbox.snapshot();
+  }
+
+  /** One item: its meta and what it holds. */
+  get(id: string): { meta: object; item: InboxItem } {
+    const item = this.inbox.item(id);
+    return { meta: this.inbox.meta(item), item };
+  }
+
+  async update(id: string, text: string): Promise<object> {
+    return this.inbox.meta(await this.inbox.update(id, text));
+  }
+
+  delete(id: string): Promise<void> {
+    return this.inbox.delete(id);
+  }
+
+  move(id: string, toIndex: number): Promise<void> {
+    return this.inbox.move(id, toIndex);
+  }
+
+  async setPaused(paused: boolean): Promise<boolean> {
+    await this.inbox.setPaused(paused);
+    if (!paused) this.wake();
+    return this.inbox.paused;
+  }
+
+  async retry(id: string): Promise<void> {
+    await this.inbox.retry(id);
+    this.wake();
+  }
+
+  /** Items hold plain text with no frozen references, so a refresh only confirms the item is pending. */
+  refresh(id: string): void {
+    const item = this.inbox.item(id);
+    if (!["queued", "blocked", "uncertain"].includes(item.state))
+      throw RpcError.of("InboxRefused", `inbox item ${item.id} is ${item.state}; only pending items can be refreshed`);
+  }
+
   /** Durably records a steer or follow-up, then places it: into the running turn, or in line. */
-  async enqueue(text: string, intent: Intent, idempotencyKey: string | undefined): Promise<{ item: InboxItem; disposition: Disposition; idempotent: boolean }> {
+  async enqueue(
+    text: string,
+    intent: Intent,
+    idempotencyKey: string | undefined,
+  ): Promise<{ item: InboxItem; disposition: Disposition; idempotent: boolean; position: number; paused: boolean }> {
+    const placed = await this.place(text, intent, idempotencyKey);
+    return { ...placed, position: this.inbox.position(placed.item.id), paused: this.inbox.paused };
+  }
+
+  private async place(
+    text: string,
+    intent: Intent,
+    idempotencyKey: string | undefined,
+  ): Promise<{ item: InboxItem; disposition: Disposition; idempotent: boolean }> {
     if (text.trim().length === 0) throw RpcError.invalidParams("prompt is empty");
     const steering = intent === "steer" && this.session.acceptsSteers;
     const { item, idempotent } = await this.inbox.enqueue({
@@ -51,7 +118,7 @@ export class InboxDriver {
       if (item.state === "steer_accepted") await this.inbox.setState(item.id, "queued");
     }
     const starts = !this.session.busy && !this.inbox.paused && this.inbox.nextQueued()?.id === item.id;
-    queueMicrotask(() => void this.pump());
+    this.wake();
     return { item, disposition: starts ? "started" : "queued_followup", idempotent };
   }
 
@@ -77,7 +144,7 @@ export class InboxDriver {
     } finally {
       this.pumping = false;
     }
-    queueMicrotask(() => void this.pump());
+    this.wake();
   }
 
   /** Reload now when idle; during a turn queue exactly one, answered `{queued: true}`. */

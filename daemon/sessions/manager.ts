@@ -7,13 +7,15 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log/log.js";
 import { keys, StoreDamagedError, type Store } from "../store/store.js";
 import { finishRemovals, removeSession } from "../store/removal.js";
-import { Session, type SessionDeps } from "./session.js";
+import { Session } from "./session.js";
+import type { SessionDeps } from "./deps.js";
 import { Inbox, inboxKeys } from "../inbox/inbox.js";
-import type { ChatMessage, ClientPort, LedgerEntry, SessionRecord } from "./types.js";
+import type { ClientPort, SessionRecord } from "./types.js";
+import { storedConversation } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
-import { ensureListIndex, listPrefix, storedIndexKeys, type ListEntry } from "./list-index.js";
-import { buildSystemPrompt } from "./instructions.js";
-import { endOrphanedJobs } from "./job-records.js";
+import { ensureListIndex, listPrefix, storedIndexKeys, type ListEntry } from "../records/list-index.js";
+import { buildSystemPrompt } from "../agent/instructions.js";
+import { endOrphanedJobs } from "../records/job-records.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
 import { pruneSessions, RetentionSweeper, type PruneFilter, type PruneHost, type PruneResult } from "./retention.js";
 import { DETACHED_CANCEL_NOTICE } from "../agent/window-hold.js";
@@ -135,15 +137,12 @@ export class SessionManager {
       status: "idle",
       lastSeq: 0,
       historyLength: 0,
+      environment: filterEnvironment(input.env, this.deps.config().shellEnvironment),
+      ...(input.umask !== undefined ? { umask: input.umask } : {}),
     };
-    record.environment = filterEnvironment(input.env, this.deps.config().shellEnvironment);
-    if (input.umask !== undefined) record.umask = input.umask;
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
-    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), prompt.text);
-    session.notices.add(...prompt.notices);
-    const sandbox = await this.deps.sandbox();
-    if (!sandbox.available) session.notices.add(noSandboxNotice(sandbox.reason));
-    session.providerEnv = input.env;
+    const start = { prompt, providerEnv: input.env, notices: await this.sandboxNotices() };
+    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), start);
     this.live.set(record.id, session);
     try {
       await session.commit();
@@ -183,11 +182,8 @@ export class SessionManager {
         history.map((value, n) => ({ type: "put" as const, key: keys.history(id, n), value })),
         false,
       );
-      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built?.text ?? "");
-      session.notices.add(...(built?.notices ?? []));
-      const sandbox = await this.deps.sandbox();
-      if (!sandbox.available) session.notices.add(noSandboxNotice(sandbox.reason));
-      session.providerEnv = input.env;
+      const start = { prompt: built, providerEnv: input.env, notices: await this.sandboxNotices() };
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), start);
       this.live.set(id, session);
       await session.commit();
       return session;
@@ -218,15 +214,10 @@ export class SessionManager {
         }
         throw RpcError.sessionNotFound(id);
       }
-      const history = (await this.store.range<ChatMessage>(keys.historyPrefix(id))).map((e) => e.value);
-      // Chunks are flushed between commit points, so the ledger may run ahead of the record.
-      const [last] = await this.store.range<LedgerEntry>(keys.eventPrefix(id), { reverse: true, limit: 1 });
-      if (last && last.value.seq > record.lastSeq) record.lastSeq = last.value.seq;
-      record.historyLength = history.length;
+      const history = await storedConversation(this.store, record);
       // A stored conversation keeps its own system prompt: the prefix cache outlives a daemon restart.
       const built = history.length === 0 ? await buildSystemPrompt(record, this.deps.configDir) : undefined;
-      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), built?.text ?? "");
-      session.notices.add(...(built?.notices ?? []));
+      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), { prompt: built });
       this.live.set(id, session);
       // Nothing runs a session that is not live: a turn stored as running was cut short (a daemon
       // that died, or a write that failed before the session closed).
@@ -244,6 +235,17 @@ export class SessionManager {
     } finally {
       this.loading.delete(id);
     }
+  }
+
+  /** session/cancel: a notification, so an unknown or unloaded session is ignored. */
+  cancel(id: string): void {
+    this.live.get(id)?.cancel();
+  }
+
+  /** The notice a session starts with when commands cannot be sandboxed here. */
+  private async sandboxNotices(): Promise<string[]> {
+    const sandbox = await this.deps.sandbox();
+    return sandbox.available ? [] : [noSandboxNotice(sandbox.reason)];
   }
 
   /** A live session only: methods that act on a running session use this. */
@@ -289,7 +291,7 @@ export class SessionManager {
       return;
     }
     session.detach(port);
-    if (session.attachments.size === 0) {
+    if (session.activity().windows === 0) {
       this.live.delete(id);
       await this.unload(session);
     }
@@ -323,16 +325,16 @@ export class SessionManager {
   /** A window went away without closing: it stops receiving, the sessions go on. */
   detachEverywhere(port: ClientPort): void {
     for (const s of [...this.live.values()]) {
-      if (!s.attachments.has(port)) continue;
-      s.detach(port);
+      if (!s.detach(port)) continue;
+      const alone = s.activity().windows === 0;
       // Gone without session/cancel (a killed process is how many clients stop): see agent/window-hold.ts.
-      if (s.attachments.size === 0 && s.running && s.config().detachedTurns === "cancel") {
+      if (alone && s.running && this.deps.config().detachedTurns === "cancel") {
         s.emit(DETACHED_CANCEL_NOTICE);
         s.cancel();
       }
       // A session nobody ever prompted has nothing to run or show once its last window is gone:
       // it leaves memory (it still loads by id), so windows that open sessions in bulk cost nothing after.
-      if (s.attachments.size === 0 && s.record.title === undefined && s.isIdle()) {
+      if (alone && s.record.title === undefined && s.isIdle()) {
         this.live.delete(s.id);
         this.unload(s).catch((err: unknown) => this.log.warn({ sessionId: s.id, err: (err as Error)?.message }, "unloading an unused session failed"));
       }
@@ -350,7 +352,8 @@ export class SessionManager {
       const limit = this.deps.config().sessionUnloadSeconds * 1000;
       const now = Date.now();
       for (const s of [...this.live.values()]) {
-        if (s.attachments.size > 0 || !s.isIdle() || s.inbox.depth() > 0) {
+        const a = s.activity();
+        if (a.windows > 0 || !s.isIdle() || a.queued > 0) {
           this.idleSince.delete(s.id);
           continue;
         }
@@ -371,8 +374,7 @@ export class SessionManager {
 
   /** Stops a session taken out of memory; its MCP servers' ending is tracked until done. */
   private async unload(session: Session): Promise<void> {
-    await session.stop();
-    const closing = session.closing.catch(() => undefined);
+    const closing = (await session.stop()).closing.catch(() => undefined);
     this.stopping.add(closing);
     void closing.then(() => this.stopping.delete(closing));
   }
@@ -381,10 +383,8 @@ export class SessionManager {
   async shutdown(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     await this.retention.stop();
-    await Promise.all([...this.live.values()].map((s) => s.commit().catch(() => undefined)));
-    await Promise.all([...this.live.values()].map((s) => s.closeExtensions().catch(() => undefined)));
-    // Background jobs belong to the daemon's sessions: none outlives the daemon.
-    await Promise.all([...this.live.values()].map((s) => s.jobs.killAll().catch(() => undefined)));
+    // Saved, MCP servers ended, background jobs too: none outlives the daemon.
+    await Promise.all([...this.live.values()].map((s) => s.shutdown()));
     await Promise.all([...this.stopping]);
   }
 }

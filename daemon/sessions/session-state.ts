@@ -7,11 +7,31 @@
 import { RpcError } from "../../shared/jsonrpc.js";
 import { keys, type Store } from "../store/store.js";
 import { StoreWriteError } from "../store/errors.js";
-import { SessionWriter } from "./writer.js";
-import { ChunkJoiner } from "./ledger-join.js";
-import { isConversation, withMessageId } from "./message-ids.js";
-import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "./list-index.js";
+import { SessionWriter } from "../ledger/writer.js";
+import { ChunkJoiner } from "../ledger/ledger-join.js";
+import { isConversation, withMessageId } from "../ledger/message-ids.js";
+import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "../records/list-index.js";
+import { buildSystemPrompt, instructionsNotice } from "../agent/instructions.js";
+import type { CompactionInfo } from "../agent/compactor.js";
+import type { GoalState } from "../agent/goal.js";
+import type { Usage } from "../provider/types.js";
+import { titleFrom } from "./prompt-text.js";
 import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
+
+/** The controls a user changes (settings.ts): set together, persisted at the next commit. */
+export type Controls = Pick<SessionRecord, "mode" | "model" | "effort" | "toolApproval" | "goal">;
+
+/**
+ * The stored conversation of `record`, and the record brought up to what the store holds: chunks
+ * are flushed between commit points, so the ledger may run ahead of the record's `lastSeq`.
+ */
+export async function storedConversation(store: Store, record: SessionRecord): Promise<ChatMessage[]> {
+  const history = (await store.range<ChatMessage>(keys.historyPrefix(record.id))).map((e) => e.value);
+  const [last] = await store.range<LedgerEntry>(keys.eventPrefix(record.id), { reverse: true, limit: 1 });
+  record.lastSeq = Math.max(record.lastSeq, last?.value.seq ?? 0);
+  record.historyLength = history.length;
+  return history;
+}
 
 /** The answer an editor gets when the session could not be saved: the cause in the user's words. */
 export function storeFailureError(err: unknown): RpcError {
@@ -20,6 +40,10 @@ export function storeFailureError(err: unknown): RpcError {
   return RpcError.internal(`The session could not be saved: ${cause}`);
 }
 
+/**
+ * Everything that changes a session's record goes through here (the structure test holds every
+ * other file to it), so what is persisted, and when, is decided in one place.
+ */
 export class SessionState {
   private readonly writer: SessionWriter;
   private readonly chunks = new ChunkJoiner();
@@ -27,23 +51,28 @@ export class SessionState {
   /** The list index keys the store holds for this session now. */
   private indexed: string[];
 
+  /** The record as memory holds it; read-only outside: it changes through the methods below. */
+  get record(): Readonly<SessionRecord> {
+    return this.stored;
+  }
+
   constructor(
-    readonly record: SessionRecord,
+    private readonly stored: SessionRecord,
     private readonly messages: ChatMessage[],
     private readonly store: Store,
     private readonly onFault: (err: unknown) => void,
   ) {
     this.writer = new SessionWriter(store, (err) => this.writeFailed(err));
-    this.indexed = indexKeys(record);
+    this.indexed = indexKeys(stored);
   }
 
   /** This session's list entry while the index does not hold it (no title yet); else undefined. */
   unindexedListing(): { sortKey: string; entry: ListEntry } | undefined {
-    return this.indexed.length === 0 ? { sortKey: sortKey(this.record), entry: listEntry(this.record) } : undefined;
+    return this.indexed.length === 0 ? { sortKey: sortKey(this.stored), entry: listEntry(this.stored) } : undefined;
   }
 
   get id(): string {
-    return this.record.id;
+    return this.stored.id;
   }
 
   /** The write failure memory has not been reloaded from yet. */
@@ -58,7 +87,7 @@ export class SessionState {
   appendHistory(msg: ChatMessage): void {
     const n = this.messages.length;
     this.messages.push(msg);
-    this.record.historyLength = this.messages.length;
+    this.stored.historyLength = this.messages.length;
     this.put(keys.history(this.id, n), msg);
   }
 
@@ -74,18 +103,36 @@ export class SessionState {
   }
 
   /**
+   * Rebuilds the system prompt (reloadExtensions, /reload); a different one replaces the
+   * conversation's first message. `skipped` are other files the reload left out (command folders,
+   * plugins), named in the same notice, which is returned.
+   */
+  async refreshSystemPrompt(configDir: string, skipped: readonly string[] = []): Promise<string> {
+    const { text, files, notices } = await buildSystemPrompt(this.stored, configDir);
+    this.setInstructionFiles(files);
+    const changed = this.messages[0]?.content !== text;
+    if (changed) this.replaceSystemPrompt(text);
+    await this.commit();
+    return instructionsNotice(files, changed, [...notices, ...skipped]);
+  }
+
+  /**
    * Compaction: `messages` become the model history, in the store as in memory. Old keys past the
    * new end are deleted in the same batch as the new ones (the next commit), so a restart finds the
    * old history or the new one, never a mix. The array is refilled in place (the turn runner holds it).
    */
-  replaceHistory(messages: ChatMessage[]): void {
+  replaceHistory(messages: ChatMessage[], info: CompactionInfo): void {
     const old = this.messages.length;
     this.messages.length = 0;
     this.messages.push(...messages);
-    this.record.historyLength = messages.length;
-    this.record.context = undefined;
+    this.stored.historyLength = messages.length;
     messages.forEach((m, i) => this.put(keys.history(this.id, i), m));
     if (this.faultError === undefined) for (let i = messages.length; i < old; i++) this.writer.del(keys.history(this.id, i));
+    // Until the next round is counted, the size is the compactor's calibrated estimate.
+    this.stored.context = { promptTokens: info.tokensAfter, messages: messages.length };
+    const { focus, ...rest } = info;
+    const count = (this.stored.compaction?.count ?? 0) + 1;
+    this.stored.compaction = { ...rest, ...(focus ? { focus } : {}), count, at: new Date().toISOString() };
   }
 
   /**
@@ -96,7 +143,7 @@ export class SessionState {
   appendLedger(entry: LedgerBody): void {
     if (entry.type === "update") withMessageId(entry.update);
     if (entry.type === "update" && this.chunks.join(entry.update, this.writer.generation)) return;
-    const seq = ++this.record.lastSeq;
+    const seq = ++this.stored.lastSeq;
     const stored = { ...entry, ...(entry.type === "update" ? this.historyPosition(entry.update) : {}), seq, at: new Date().toISOString() };
     this.put(keys.event(this.id, seq), stored);
     this.chunks.opened(this.faultError === undefined ? stored : undefined, this.writer.generation);
@@ -105,8 +152,8 @@ export class SessionState {
   /** Persists the record with everything before it and waits for the disk: a commit point. */
   async commit(): Promise<void> {
     if (this.faultError !== undefined) throw storeFailureError(this.faultError);
-    this.put(keys.session(this.id), this.record);
-    const index = reindexOps(this.indexed, this.record);
+    this.put(keys.session(this.id), this.stored);
+    const index = reindexOps(this.indexed, this.stored);
     for (const op of index.ops) {
       if (op.type === "put") this.put(op.key, op.value);
       else this.writer.del(op.key);
@@ -134,15 +181,15 @@ export class SessionState {
     const history = await this.store.range<ChatMessage>(keys.historyPrefix(this.id));
     const [last] = await this.store.range<LedgerEntry>(keys.eventPrefix(this.id), { reverse: true, limit: 1 });
     if (stored) {
-      const record = this.record as unknown as Record<string, unknown>;
+      const record = this.stored as unknown as Record<string, unknown>;
       for (const key of Object.keys(record)) if (!(key in stored)) delete record[key];
-      Object.assign(this.record, stored);
+      Object.assign(this.stored, stored);
     }
     // Chunks are flushed between commit points, so the ledger may run ahead of the record.
-    this.record.lastSeq = Math.max(stored?.lastSeq ?? 0, last?.value.seq ?? 0);
+    this.stored.lastSeq = Math.max(stored?.lastSeq ?? 0, last?.value.seq ?? 0);
     this.messages.length = 0;
     for (const { value } of history) this.messages.push(value);
-    this.record.historyLength = this.messages.length;
+    this.stored.historyLength = this.messages.length;
     this.indexed = stored ? indexKeys(stored) : [];
     this.faultError = undefined;
   }
@@ -154,10 +201,10 @@ export class SessionState {
    */
   async closeFailedTurn(fault: { turnId: string; message: string } | undefined): Promise<void> {
     await this.reload();
-    if (!fault || this.record.status !== "running") return;
+    if (!fault || this.stored.status !== "running") return;
     this.appendLedger({ type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n[error] ${fault.message}` } } });
     this.appendLedger({ type: "turn_end", turnId: fault.turnId, error: fault.message });
-    this.record.status = "idle";
+    this.stored.status = "idle";
     await this.commit();
   }
 
@@ -174,7 +221,7 @@ export class SessionState {
       content: { type: "text", text: "\n\n[interrupted] The agent daemon stopped during this turn. Send a prompt to continue." },
     };
     this.appendLedger({ type: "update", update });
-    this.record.status = "interrupted";
+    this.stored.status = "interrupted";
     return update;
   }
 
@@ -191,9 +238,85 @@ export class SessionState {
     return this.store.range<LedgerEntry>(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq), ...(limit ? { limit } : {}) });
   }
 
+  /** Status `running` while a turn runs, `idle` after; both stamp `updatedAt` (the last activity). */
+  setRunning(running: boolean): void {
+    this.stored.status = running ? "running" : "idle";
+    this.stored.updatedAt = new Date().toISOString();
+  }
+
+  /** A turn whose writes failed ended; memory was reloaded from a store that may still say running. */
+  settleIdle(): void {
+    this.stored.status = "idle";
+  }
+
+  /** The first prompt names the session: the title it got, or undefined when it had one. */
+  nameFrom(text: string): string | undefined {
+    if (this.stored.title) return undefined;
+    this.stored.title = titleFrom(text);
+    return this.stored.title;
+  }
+
+  /** A note for the model that rides along with the next user message (mode changes). */
+  addNote(note: string): void {
+    this.stored.notes = [...(this.stored.notes ?? []), note];
+  }
+
+  /** The notes waiting for the next user message; none wait after. */
+  takeNotes(): string[] {
+    const notes = this.stored.notes ?? [];
+    this.stored.notes = undefined;
+    return notes;
+  }
+
+  setControls(controls: Partial<Controls>): void {
+    Object.assign(this.stored, controls);
+  }
+
+  setGoal(goal: GoalState | undefined): void {
+    this.stored.goal = goal;
+  }
+
+  /** The model's report on the goal (update_goal); false when no goal is active. */
+  reportGoal(report: Pick<GoalState, "summary"> & Partial<Pick<GoalState, "status">>): boolean {
+    if (this.stored.mode !== "goal" || !this.stored.goal) return false;
+    this.stored.goal = { ...this.stored.goal, ...report };
+    return true;
+  }
+
+  /** A model round's usage: the totals, the cost ledger (`costs`, the meter's), the context it filled. */
+  countRound(u: Usage, costs: unknown): void {
+    const t = this.stored.usage ?? { rounds: 0, promptTokens: 0, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0, reasoningTokens: 0 };
+    this.stored.usage = {
+      rounds: t.rounds + 1,
+      promptTokens: t.promptTokens + u.promptTokens,
+      completionTokens: t.completionTokens + u.completionTokens,
+      cacheHitTokens: t.cacheHitTokens + u.cacheHitTokens,
+      cacheMissTokens: t.cacheMissTokens + u.cacheMissTokens,
+      reasoningTokens: t.reasoningTokens + u.reasoningTokens,
+    };
+    this.stored.costs = costs;
+    // The round's request was the history as it stands now (its answer is appended after this).
+    this.stored.context = { promptTokens: u.promptTokens, messages: this.messages.length };
+  }
+
+  /** What the session's tools inherit from now on (`/env reload`). */
+  setEnvironment(environment: Record<string, string>): void {
+    this.stored.environment = environment;
+  }
+
+  /** A window that loads or resumes fills what the record lacks (environment.ts `windowFacts`). */
+  fillWindowFacts(facts: Pick<SessionRecord, "environment" | "umask">): void {
+    if (this.stored.environment === undefined && facts.environment) this.stored.environment = facts.environment;
+    if (this.stored.umask === undefined && facts.umask !== undefined) this.stored.umask = facts.umask;
+  }
+
+  setInstructionFiles(files: ReadonlyArray<{ path: string }>): void {
+    this.stored.instructionFiles = files.map((f) => f.path);
+  }
+
   private historyPosition(update: SessionUpdate): { historyAt?: number; compactions?: number } {
     if (!isConversation(update)) return {};
-    const compactions = this.record.compaction?.count ?? 0;
+    const compactions = this.stored.compaction?.count ?? 0;
     return { historyAt: this.messages.length, ...(compactions > 0 ? { compactions } : {}) };
   }
 

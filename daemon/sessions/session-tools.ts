@@ -16,14 +16,14 @@ import type { FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "
 import type { JobTable } from "../tools/jobs.js";
 import type { Sandbox, SessionSandbox } from "../tools/sandbox.js";
 import type { ToolSpec } from "../provider/types.js";
-import type { WriteTicket } from "./checkpoints.js";
-import type { EditorRouter } from "./editor-router.js";
-import type { PermissionBroker } from "./permission-broker.js";
+import type { WriteTicket } from "../records/checkpoints.js";
+import type { EditorRouter } from "../windows/editor-router.js";
+import type { PermissionBroker } from "../windows/permission-broker.js";
 import type { SessionRecord, SessionUpdate } from "./types.js";
 import { sessionUmask } from "./environment.js";
 
 export interface SessionToolsHost {
-  record: SessionRecord;
+  record: Readonly<SessionRecord>;
   env(): Record<string, string | undefined>;
   emit(update: SessionUpdate): void;
   router: EditorRouter;
@@ -44,14 +44,17 @@ export interface SessionToolsHost {
 }
 
 export class SessionTools {
-  readonly memory = new ApprovalMemory();
   /** What the model last read of each file, for the stale check; the session's, in memory only. */
   readonly snapshots = new FileSnapshots();
   /** Fixed for the session: the provider's prefix cache depends on a stable tool list. */
   private tools: ReadonlyMap<string, Tool> = new Map();
   private specs: ToolSpec[] = [];
 
-  constructor(private readonly host: SessionToolsHost) {
+  constructor(
+    private readonly host: SessionToolsHost,
+    /** The session's "always" answers (memory only: a restart forgets them); the status shows them. */
+    readonly memory = new ApprovalMemory(),
+  ) {
     this.setExtra([]);
   }
 

@@ -1,134 +1,124 @@
 /**
  * A session belongs to the daemon, not to a connection: windows attach and detach, the turn runs on,
  * and every update is recorded in the ledger before it fans out to every attached window. The
- * session owns state (record, ledger, settings, windows); the agent (agent/turn-runner.ts) owns
- * the turn and reaches the session through its port (turn-port.ts).
+ * session owns state (record, ledger, settings, windows); the agent (agent/turn-runner.ts) owns the
+ * turn and reaches the session through its port (turn-port.ts). Callers speak to it in verbs: its
+ * parts (parts.ts) are its own.
  */
 import type { ContentBlock, McpServer } from "../../shared/acp-schemas.js";
+import type { Inbox, InboxItem, Intent } from "../inbox/inbox.js";
+import { replayLedger } from "../ledger/replay.js";
 import type { Logger } from "../log/log.js";
-import type { DaemonConfig } from "../config/config.js";
-import type { StatusEvent } from "../agent/session-port.js";
-import type { TurnRunner } from "../agent/turn-runner.js";
-import { refreshSystemPrompt } from "./instructions.js";
-import type { Inbox, InboxItem } from "../inbox/inbox.js";
+import { commandAnswer, turnInputFor, type CommandHostParts } from "./command-host.js";
+import { configOptions, modeState } from "./controls.js";
 import type { SessionDeps } from "./deps.js";
-import type { SettingsHost } from "./settings.js";
-import { InboxDriver, type DriverHost } from "./inbox-driver.js";
-import type { SurfaceEmitter } from "./surfaces.js";
-import type { SessionRuntime } from "./runtime.js";
-import type { OperatorStatus, StatusReporter } from "./status.js";
-import { SessionMeter } from "./meter.js";
-import type { EditorRouter } from "./editor-router.js";
-import type { PermissionBroker } from "./permission-broker.js";
-import type { SessionTools } from "./session-tools.js";
-import type { JobTable } from "../tools/jobs.js";
-import type { Checkpoints } from "./checkpoints.js";
-import type { TaskTranscripts } from "./task-transcripts.js";
-import { SessionState } from "./session-state.js";
-import { adoptWindowFacts, filterEnvironment } from "./environment.js";
-import { replayLedger } from "./replay.js";
+import { filterEnvironment, windowFacts } from "./environment.js";
+import { InboxDriver } from "./inbox-driver.js";
 import { StartNotices } from "./notices.js";
-import { wireSession } from "./wiring.js";
-import { turnInputFor, type CommandHostParts } from "./command-host.js";
-import type { ChatMessage, ClientPort, SessionRecord, SessionUpdate, StopReason } from "./types.js";
+import { buildParts, type SessionParts } from "./parts.js";
+import { promptToText } from "./prompt-text.js";
+import { SessionState } from "./session-state.js";
+import { setControl, type ControlId } from "./settings.js";
+import type { OperatorStatus } from "./status.js";
+import type { ChatMessage, ClientPort, SessionActivity, SessionRecord, SessionStart, SessionUpdate, StopReason } from "./types.js";
 
-export type { SessionDeps } from "./deps.js";
-
-export class Session implements SettingsHost, DriverHost {
-  readonly attachments = new Set<ClientPort>();
-  /** The creating window's environment, in memory only, for provider keys; tools get `record.environment`. */
-  providerEnv: Readonly<Record<string, string | undefined>> | undefined;
-  readonly log: Logger;
-  readonly router: EditorRouter;
-  readonly broker: PermissionBroker;
-  readonly driver: InboxDriver;
-  readonly meter: SessionMeter;
-  /** Background commands: they outlive windows and end with the session (close, delete, daemon stop). */
-  readonly jobs: JobTable;
-  private readonly checkpoints: Checkpoints;
-  private readonly transcripts: TaskTranscripts;
+export class Session {
+  private readonly log: Logger;
   private readonly state: SessionState;
-  private readonly tools: SessionTools;
-  private readonly runtime: SessionRuntime;
-  private readonly surfaces: SurfaceEmitter;
-  private readonly turns: TurnRunner<ClientPort>;
-  /** A turn whose writes failed; once the store takes writes again the ledger says so. */
-  private storeFault: { message: string; turnId: string } | undefined;
-  private readonly status: StatusReporter;
-  /** The MCP servers ending after stop(): the daemon waits for them before it exits. */
-  closing: Promise<void> = Promise.resolve();
-  readonly notices = new StartNotices();
+  private readonly parts: SessionParts;
+  private readonly driver: InboxDriver;
+  private readonly notices = new StartNotices();
+  /** The creating window's environment, in memory only, for provider keys; tools get `record.environment`. */
+  private providerEnv: Readonly<Record<string, string | undefined>> | undefined;
 
-  constructor(
-    readonly record: SessionRecord,
-    history: ChatMessage[],
-    private readonly deps: SessionDeps,
-    readonly inbox: Inbox,
-    systemText = "",
-  ) {
+  private readonly deps: SessionDeps;
+
+  constructor(record: SessionRecord, history: ChatMessage[], deps: SessionDeps, inbox: Inbox, start: SessionStart = {}) {
+    this.deps = deps;
     this.log = deps.log.child({ sessionId: record.id });
+    // A failed write reaches the parts once they exist: nothing is written before.
+    this.state = new SessionState(record, history, deps.store, (err) => this.parts.faults.faulted(err));
     this.driver = new InboxDriver(this, inbox, this.log);
-    this.meter = new SessionMeter(record.costs);
-    this.state = new SessionState(record, history, deps.store, (err) => this.onStoreFault(err));
-    ({
-      router: this.router,
-      broker: this.broker,
-      tools: this.tools,
-      surfaces: this.surfaces,
-      runtime: this.runtime,
-      turns: this.turns,
-      status: this.status,
-      jobs: this.jobs,
-      checkpoints: this.checkpoints,
-      transcripts: this.transcripts,
-    } = wireSession(this, this.state, this.meter, inbox, deps));
-    if (history.length === 0) this.state.appendHistory({ role: "system", content: systemText });
+    this.parts = buildParts({ log: this.log, notices: this.notices, providerEnv: () => this.providerEnv }, this.state, inbox, deps);
+    const { prompt, providerEnv, notices = [] } = start;
+    if (prompt) this.state.setInstructionFiles(prompt.files);
+    this.notices.add(...(prompt?.notices ?? []), ...notices);
+    this.providerEnv = providerEnv;
+    if (history.length === 0) this.state.appendHistory({ role: "system", content: prompt?.text ?? "" });
   }
 
   get id(): string {
-    return this.record.id;
+    return this.state.id;
+  }
+
+  /** The record as it stands; it changes only through the session's verbs. */
+  get record(): Readonly<SessionRecord> {
+    return this.state.record;
   }
 
   get running(): boolean {
-    return this.turns.running;
-  }
-
-  get queuedPrompts(): number {
-    return this.turns.queued;
+    return this.parts.turns.running;
   }
 
   /** Something runs or waits to run: new work queues behind it. */
   get busy(): boolean {
-    return this.turns.running || this.turns.queued > 0 || this.driver.pumping;
+    const turns = this.parts.turns;
+    return turns.running || turns.queued > 0 || this.driver.pumping;
   }
 
   get acceptsSteers(): boolean {
-    return this.turns.acceptsSteers;
+    return this.parts.turns.acceptsSteers;
+  }
+
+  activity(): SessionActivity {
+    const { attachments, broker, jobs } = this.parts;
+    return {
+      windows: attachments.size,
+      running: this.running,
+      busy: this.busy,
+      questions: broker.pending.size,
+      jobs: jobs.running(),
+      queued: this.parts.inbox.depth(),
+    };
   }
 
   /** No turn, nothing waiting, no question pending, no job running: the daemon may stop or hand over. */
   isIdle(): boolean {
-    return !this.busy && this.broker.pending.size === 0 && this.jobs.running() === 0;
+    const a = this.activity();
+    return !a.busy && a.questions === 0 && a.jobs === 0;
   }
 
-  attach(port: ClientPort): void {
-    this.attachments.add(port);
-    this.router.attached();
+  /**
+   * A window opens the session: `created` when it made it (new, fork: attached at once), else it
+   * loads (`replay`: the whole ledger, then attached, so no update falls between) or resumes, and
+   * its environment and umask fill what the session lacks. Its MCP servers connect, its commands load.
+   */
+  async open(window: ClientPort, how: { mcpServers: McpServer[]; created?: boolean; replay?: boolean }): Promise<void> {
+    if (how.created) this.parts.attachments.attach(window);
+    else this.adoptWindow(window);
+    // A window that loads again gets the whole history again, once.
+    if (how.replay) this.detach(window);
+    this.parts.runtime.connectMcp(how.mcpServers);
+    await this.parts.runtime.refreshCommands();
+    if (how.replay) await replayLedger(this.state, this.deps.store, window);
+    if (!how.created) this.parts.attachments.attach(window);
   }
 
-  detach(port: ClientPort): void {
-    this.attachments.delete(port);
+  /** After the window's answer (new, fork, resume) or at the end of the replay (load): start notices, then the slash menu. */
+  greet(window: ClientPort): void {
+    const notices = this.notices.take();
+    if (notices) this.emit(notices);
+    this.parts.runtime.sendCommands(window);
+  }
+
+  /** The window leaves (close, a dropped connection); false when it was not attached. */
+  detach(window: ClientPort): boolean {
+    return this.parts.attachments.detach(window);
   }
 
   /** Records an update in the ledger and sends it to every attached window but `exclude`. */
   emit(update: SessionUpdate, exclude?: ClientPort): void {
-    this.state.appendLedger({ type: "update", update });
-    this.emitLive(update, exclude);
-  }
-
-  /** Sends an update to the windows without recording it. */
-  emitLive(update: SessionUpdate, exclude?: ClientPort): void {
-    for (const port of this.attachments) if (port !== exclude && !port.closed) port.sendUpdate(this.id, update);
+    this.parts.emit(update, exclude);
   }
 
   /** Persists the record and waits for the disk: a commit point. */
@@ -141,100 +131,105 @@ export class Session implements SettingsHost, DriverHost {
     return this.state.unindexedListing();
   }
 
-  /** Sends the whole ledger to `port`, then attaches it, so no update falls between replay and live. */
-  async replayTo(port: ClientPort): Promise<void> {
-    await replayLedger(this.state, this.deps.store, port);
-    this.attach(port);
-  }
-
   /**
    * Runs one prompt: a built-in command answers locally, a custom command expands, anything else goes
-   * to the model. A prompt that arrives during a turn waits for it and runs next.
+   * to the model. A prompt that arrives during a turn waits for it and runs next. A window that
+   * prompts a session it has not attached to (a reconnected shim) attaches now.
    */
-  async prompt(blocks: ContentBlock[], origin: ClientPort | undefined, queued?: InboxItem, messageId?: string): Promise<StopReason> {
-    // A failed store is tried again now, so a turn that failed with it is closed in the ledger before this one.
-    if (this.deps.store.failure) await this.deps.store.retryNow();
-    const input = await turnInputFor(this.hostParts(), blocks, origin, messageId);
-    // A prompt that must wait is committed to the inbox first, so a crash cannot lose it.
-    const parked = !queued && this.busy ? (await this.inbox.enqueue({ text: input.shownText, intent: "followup", source: "prompt" })).item : undefined;
-    try {
-      return await this.turns.run(input, async () => {
-        if (parked) await this.inbox.remove(parked.id);
-      });
-    } finally {
-      queueMicrotask(() => void this.driver.pump());
-    }
+  prompt(blocks: ContentBlock[], origin?: ClientPort, messageId?: string): Promise<StopReason> {
+    if (origin) this.parts.attachments.attach(origin);
+    return this.runPrompt(blocks, origin, undefined, messageId);
   }
 
-  /** Runs a queued follow-up as a turn of its own, shown to every window. */
+  /** Runs a queued follow-up as a turn of its own, shown to every window (the inbox driver's). */
   runFollowup(item: InboxItem): Promise<StopReason> {
-    return this.prompt([{ type: "text", text: item.text }], undefined, item);
+    return this.runPrompt([{ type: "text", text: item.text }], undefined, item);
   }
 
-  refreshCommands(): Promise<void> {
-    return this.runtime.refreshCommands();
+  cancel(): void {
+    this.parts.turns.cancel();
   }
 
-  sendCommands(port: ClientPort): void {
-    this.runtime.sendCommands(port);
+  /** A steer from a window (its prompt's text): into the running turn, else in line. */
+  steer(blocks: ContentBlock[]): ReturnType<InboxDriver["steer"]> {
+    return this.driver.steer(promptToText(blocks));
+  }
+
+  enqueue(text: string, intent: Intent, idempotencyKey?: string): ReturnType<InboxDriver["enqueue"]> {
+    return this.driver.enqueue(text, intent, idempotencyKey);
+  }
+
+  listInbox(): object {
+    return this.driver.list();
+  }
+
+  inboxItem(itemId: string): ReturnType<InboxDriver["get"]> {
+    return this.driver.get(itemId);
+  }
+
+  updateInboxItem(itemId: string, text: string): Promise<object> {
+    return this.driver.update(itemId, text);
+  }
+
+  deleteInboxItem(itemId: string): Promise<void> {
+    return this.driver.delete(itemId);
+  }
+
+  moveInboxItem(itemId: string, toIndex: number): Promise<void> {
+    return this.driver.move(itemId, toIndex);
+  }
+
+  /** Pauses or resumes the inbox; resuming starts queued work when idle. Returns the paused flag. */
+  setInboxPaused(paused: boolean): Promise<boolean> {
+    return this.driver.setPaused(paused);
+  }
+
+  retryInboxItem(itemId: string): Promise<void> {
+    return this.driver.retry(itemId);
+  }
+
+  refreshInboxItem(itemId: string): void {
+    this.driver.refresh(itemId);
+  }
+
+  /** reloadExtensions: now when idle, else once the turn ends (`{queued: true}`); the notice is recorded like a command's answer. */
+  reloadExtensions(): Promise<{ queued: true } | Record<string, never>> {
+    return this.driver.reload(async () => this.emit(commandAnswer(await this.reloadRuntime())));
   }
 
   /** Rebuilds plugins, MCP servers and commands atomically, then the system prompt; returns the notice (reloadExtensions, /reload). */
-  async reloadRuntime(): Promise<string> {
-    await this.runtime.reload();
-    return refreshSystemPrompt(this.state, this.deps.configDir, this.runtime.skipped);
+  private async reloadRuntime(): Promise<string> {
+    await this.parts.runtime.reload();
+    return this.state.refreshSystemPrompt(this.deps.configDir, this.parts.runtime.skipped);
   }
 
-  /** Ends the session's MCP servers (daemon stop); the session stays as it is. */
-  closeExtensions(): Promise<void> {
-    return this.runtime.close();
+  /** `modes` and `configOptions` as ACP shows them (controls.ts). */
+  controls(): { modes: ReturnType<typeof modeState>; configOptions: ReturnType<typeof configOptions> } {
+    return { modes: modeState(this.record), configOptions: configOptions(this.record, this.deps.config()) };
   }
 
-  connectMcp(servers: McpServer[]): void {
-    this.runtime.connectMcp(servers);
-  }
-
-  /** What this session's tools inherit: never the daemon's environment, never another window's. */
-  toolEnv(): Record<string, string> {
-    return { ...(this.record.environment ?? {}) };
-  }
-
-  /** A window attaches (load, resume): its environment and umask fill only what the session lacks. */
-  adoptWindow(port: ClientPort): void {
-    this.providerEnv ??= port.env;
-    adoptWindowFacts(this.record, port, this.deps.config().shellEnvironment);
+  /** Changes a control (settings.ts); the other windows hear of it, `origin` excepted. */
+  setControl(id: ControlId, value: string, origin: ClientPort | undefined): Promise<void> {
+    return setControl(this.parts.settings, id, value, origin);
   }
 
   /** `/env reload`: the session's tools inherit `port`'s environment from now on. */
-  async takeEnvironment(port: ClientPort): Promise<string[]> {
-    this.record.environment = filterEnvironment(port.env, this.deps.config().shellEnvironment);
+  private async takeEnvironment(port: ClientPort): Promise<string[]> {
+    const environment = filterEnvironment(port.env, this.deps.config().shellEnvironment);
+    this.state.setEnvironment(environment);
     this.providerEnv = port.env;
     await this.commit();
-    return Object.keys(this.record.environment).sort();
-  }
-
-  /** A note for the model that rides along with the next user message (mode changes). */
-  addNote(note: string): void {
-    this.record.notes = [...(this.record.notes ?? []), note];
-  }
-
-  config(): DaemonConfig {
-    return this.deps.config();
+    return Object.keys(environment).sort();
   }
 
   /** The `_reasonix.io/session/status` object (schema version 1). */
   statusSnapshot(): Record<string, unknown> {
-    return this.status.snapshot();
+    return this.parts.status.snapshot();
   }
 
   /** What an operator's /status shows of this session. */
   operatorStatus(): OperatorStatus {
-    return this.status.operator();
-  }
-
-  /** `_reasonix.io/session/status_update` to every window; vendor data, so not in the ledger. */
-  notifyStatus(event: StatusEvent): void {
-    this.status.notify(event);
+    return this.parts.status.operator();
   }
 
   /**
@@ -242,58 +237,62 @@ export class Session implements SettingsHost, DriverHost {
    * model was waiting on so the next request is well-formed. Nothing is re-run.
    */
   async markInterrupted(): Promise<void> {
-    this.emitLive(this.state.markInterrupted());
+    this.parts.attachments.send(this.state.markInterrupted());
     await this.commit();
   }
 
-  noteStoreFault(turnId: string, message: string): void {
-    this.storeFault = { turnId, message };
-  }
-
-  /** A write of this session failed: a running turn stops at once (its end reloads the state). */
-  private onStoreFault(err: unknown): void {
-    this.log.error({ err: (err as Error)?.message }, "session write failed");
-    if (this.turns.abortForStoreFault(err)) return;
-    void this.turns
-      .serially(() => (this.state.fault !== undefined ? this.state.reload() : Promise.resolve()))
-      .catch((e: unknown) => this.log.error({ err: (e as Error)?.message }, "reloading the session after a failed write failed"));
-  }
-
-  /**
-   * The store takes writes again: reload (a write reported as failed may have landed after all),
-   * then close the failed turn in the ledger, so a later load shows what the windows were told.
-   */
+  /** The store takes writes again: the failed turn is closed in the ledger (store-fault.ts). */
   repairAfterStoreFault(): Promise<void> {
-    return this.turns.serially(async () => {
-      const fault = this.storeFault;
-      this.storeFault = undefined;
-      await this.state.closeFailedTurn(fault);
-    });
+    return this.parts.faults.repair();
   }
 
-  /** A permission decision is a commit point: it survives a crash with the updates before it. */
-  async recordDecision(toolCallId: string, outcome: string): Promise<void> {
-    this.state.appendLedger({ type: "permission", toolCallId, outcome });
-    await this.commit();
+  /** The daemon stops: saved, its MCP servers ended, its background jobs too (none outlives the daemon). */
+  async shutdown(): Promise<void> {
+    await this.commit().catch(() => undefined);
+    await this.parts.runtime.close().catch(() => undefined);
+    await this.parts.jobs.killAll().catch(() => undefined);
   }
 
-  cancel(): void {
-    this.turns.cancel();
-  }
-
-  /** Cancels the turn and refuses further prompts; history stays in the store. */
-  async stop(): Promise<void> {
+  /** Cancels the turn and refuses further prompts; history stays in the store. Returns its MCP servers' ending, which the daemon waits for before it exits. */
+  async stop(): Promise<{ closing: Promise<void> }> {
     this.driver.stop();
-    this.closing = this.runtime.close();
-    await this.turns.stop();
-    await this.jobs.killAll();
-    this.tools.dispose();
+    const closing = this.parts.runtime.close();
+    await this.parts.turns.stop();
+    await this.parts.jobs.killAll();
+    this.parts.tools.dispose();
     // The history is stored up to its last commit point; a failing disk must not keep the session open.
     await this.commit().catch((err: unknown) => this.log.warn({ err: (err as Error)?.message }, "final save of a stopping session failed"));
+    return { closing };
+  }
+
+  /** A window attaches (load, resume): its environment and umask fill only what the session lacks. */
+  private adoptWindow(port: ClientPort): void {
+    this.providerEnv ??= port.env;
+    this.state.fillWindowFacts(windowFacts(port, this.deps.config().shellEnvironment));
+  }
+
+  private async runPrompt(blocks: ContentBlock[], origin: ClientPort | undefined, queued?: InboxItem, messageId?: string): Promise<StopReason> {
+    // A failed store is tried again now, so a turn that failed with it is closed in the ledger before this one.
+    if (this.deps.store.failure) await this.deps.store.retryNow();
+    const input = await turnInputFor(this.hostParts(), blocks, origin, messageId);
+    // A prompt that must wait is committed to the inbox first, so a crash cannot lose it.
+    const parked = !queued && this.busy ? (await this.parts.inbox.enqueue({ text: input.shownText, intent: "followup", source: "prompt" })).item : undefined;
+    try {
+      return await this.parts.turns.run(input, async () => {
+        if (parked) await this.parts.inbox.remove(parked.id);
+      });
+    } finally {
+      this.driver.wake();
+    }
   }
 
   private hostParts(): CommandHostParts {
-    const { runtime, tools, deps, surfaces, turns, jobs, checkpoints, transcripts } = this;
-    return { session: this, runtime, tools, deps, surfaces, turns, jobs, checkpoints, transcripts };
+    const { settings, broker, runtime, tools, surfaces, turns, jobs, checkpoints, transcripts } = this.parts;
+    const session = {
+      takeEnvironment: (port: ClientPort) => this.takeEnvironment(port),
+      reloadRuntime: () => this.reloadRuntime(),
+      model: () => this.deps.createModel(this.record.model, this.providerEnv ?? {}, this.record.effort),
+    };
+    return { session, settings, broker, runtime, tools, deps: this.deps, surfaces, turns, jobs, checkpoints, transcripts };
   }
 }

@@ -11,16 +11,17 @@ import { isPreset } from "../tools/permissions.js";
 import { configOptions, isMode, providerOf } from "./controls.js";
 import { GOAL_NOTE } from "../agent/goal.js";
 import type { DaemonConfig } from "../config/config.js";
-import type { PermissionBroker } from "./permission-broker.js";
+import type { PermissionBroker } from "../windows/permission-broker.js";
+import type { SessionState } from "./session-state.js";
 import type { ClientPort, SessionRecord, SessionUpdate } from "./types.js";
 
-/** What changing a session's controls needs of it (the Session implements it). */
+/** What changing a session's controls needs of it: its state, its windows, its questions. */
 export interface SettingsHost {
-  readonly record: SessionRecord;
+  readonly record: Readonly<SessionRecord>;
+  readonly state: Pick<SessionState, "setControls" | "addNote" | "reportGoal">;
   readonly broker: Pick<PermissionBroker, "ask">;
   config(): DaemonConfig;
   emit(update: SessionUpdate, exclude?: ClientPort): void;
-  addNote(note: string): void;
   commit(): Promise<void>;
   recordDecision(toolCallId: string, outcome: string): Promise<void>;
 }
@@ -41,14 +42,12 @@ function announce(session: SettingsHost, exclude: ClientPort | undefined): void 
 
 export async function setMode(session: SettingsHost, modeId: string, origin: ClientPort | undefined): Promise<void> {
   if (!isMode(modeId)) throw RpcError.invalidParams(`modeId: unknown mode "${clipped(modeId)}"`);
-  const record = session.record;
-  if (record.mode === modeId) return;
-  const previous = record.mode;
-  record.mode = modeId;
+  const previous = session.record.mode;
+  if (previous === modeId) return;
   // A goal belongs to goal mode; entering it again starts from the next prompt.
-  record.goal = undefined;
-  if (modeId === "plan") session.addNote(PLAN_NOTE);
-  else if (previous === "plan") session.addNote(PLAN_OFF_NOTE);
+  session.state.setControls({ mode: modeId, goal: undefined });
+  if (modeId === "plan") session.state.addNote(PLAN_NOTE);
+  else if (previous === "plan") session.state.addNote(PLAN_OFF_NOTE);
   session.emit({ sessionUpdate: "current_mode_update", currentModeId: modeId });
   announce(session, origin);
   await session.commit();
@@ -58,8 +57,8 @@ export async function setModel(session: SettingsHost, value: string, origin: Cli
   const choice = resolveModelRef(session.config(), value);
   if (!choice) throw RpcError.invalidParams(`value: unknown model "${clipped(value)}"`);
   if (choice.ref === session.record.model) return;
-  session.record.model = choice.ref;
-  if (!effortLevels(choice.provider.name).includes(session.record.effort)) session.record.effort = AUTO;
+  const effort = effortLevels(choice.provider.name).includes(session.record.effort) ? {} : { effort: AUTO };
+  session.state.setControls({ model: choice.ref, ...effort });
   announce(session, origin);
   await session.commit();
 }
@@ -68,7 +67,7 @@ export async function setEffort(session: SettingsHost, value: string, origin: Cl
   const levels = effortLevels(providerOf(session.config(), session.record.model));
   if (!levels.includes(value)) throw RpcError.invalidParams(`value: unknown effort "${clipped(value)}"; this model takes ${levels.join(", ")}`);
   if (value === session.record.effort) return;
-  session.record.effort = value;
+  session.state.setControls({ effort: value });
   announce(session, origin);
   await session.commit();
 }
@@ -77,9 +76,30 @@ export async function setToolApproval(session: SettingsHost, value: string, orig
   if (!isPreset(value)) throw RpcError.invalidParams(`value: unknown permission preset "${clipped(value)}"`);
   if (value === session.record.toolApproval) return;
   // Applies at once, even mid-turn: the gate reads the record on every call.
-  session.record.toolApproval = value;
+  session.state.setControls({ toolApproval: value });
   announce(session, origin);
   await session.commit();
+}
+
+/** The controls a window changes (`session/set_config_option`'s ids, controls.ts). */
+export type ControlId = "mode" | "model" | "effort" | "tool_approval";
+
+export function isControlId(id: string): id is ControlId {
+  return id === "mode" || id === "model" || id === "effort" || id === "tool_approval";
+}
+
+/** Changes one control; the other windows hear of it (`origin` excepted), and it persists at once. */
+export function setControl(session: SettingsHost, id: ControlId, value: string, origin: ClientPort | undefined): Promise<void> {
+  switch (id) {
+    case "mode":
+      return setMode(session, value, origin);
+    case "model":
+      return setModel(session, value, origin);
+    case "effort":
+      return setEffort(session, value, origin);
+    case "tool_approval":
+      return setToolApproval(session, value, origin);
+  }
 }
 
 /** exit_plan_mode: the user approves the plan (back to normal mode) or keeps planning. */
@@ -109,7 +129,7 @@ export async function approvePlan(
   const approved = outcome.outcome === "selected" && outcome.optionId === "approve";
   await session.recordDecision(toolCallId, approved ? "approve" : "keep_planning");
   if (!approved) return "rejected";
-  session.record.mode = "normal";
+  session.state.setControls({ mode: "normal" });
   session.emit({ sessionUpdate: "current_mode_update", currentModeId: "normal" });
   announce(session, undefined);
   await session.commit();
@@ -118,10 +138,7 @@ export async function approvePlan(
 
 /** update_goal: the model's progress report; complete and blocked end goal mode after the turn. */
 export function reportGoal(session: SettingsHost, status: "continue" | "complete" | "blocked", summary: string): string {
-  const goal = session.record.goal;
-  if (session.record.mode !== "goal" || !goal) return "No goal is active; there is nothing to report.";
-  goal.summary = summary;
-  if (status === "complete") goal.status = "complete";
-  else if (status === "blocked") goal.status = "blocked";
+  const reported = session.state.reportGoal({ summary, ...(status === "continue" ? {} : { status }) });
+  if (!reported) return "No goal is active; there is nothing to report.";
   return status === "continue" ? "Noted; keep working toward the goal." : `Goal marked ${status}.`;
 }

@@ -11,7 +11,7 @@ import type { JobView } from "../tools/jobs.js";
 import type { HeldTurn } from "../agent/window-hold.js";
 
 export interface StatusView {
-  record: SessionRecord;
+  record: Readonly<SessionRecord>;
   running: boolean;
   /** The running turn waits for a window before a change or a model request (detachedTurns: hold). */
   held: HeldTurn | undefined;
@@ -104,8 +104,8 @@ export class StatusReporter {
   constructor(
     private readonly v: {
       sessionId: string;
-      record: SessionRecord;
-      attachments: ReadonlySet<ClientPort>;
+      record: Readonly<SessionRecord>;
+      attachments: { readonly size: number } & Iterable<ClientPort>;
       running(): boolean;
       held(): HeldTurn | undefined;
       queued(): number;

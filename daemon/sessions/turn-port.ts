@@ -1,145 +1,252 @@
 /**
- * The agent's view of a session (agent/session-port.ts), built over the session's parts: its state
- * and ledger, tools, runtime, meter and inbox. The agent changes a session only through this.
+ * The agent's view of a session (agent/session-port.ts), over the session's parts: its state and
+ * ledger, tools, runtime, meter, inbox and windows. The agent changes a session only through this,
+ * and this changes the record only through `SessionState`.
  */
-import type { SessionPort, StatusEvent } from "../agent/session-port.js";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { CompactionInfo } from "../agent/compactor.js";
 import type { GoalState } from "../agent/goal.js";
+import type { LedgerMark, OutcomeKind, SessionPort, StatusEvent } from "../agent/session-port.js";
 import type { Inbox } from "../inbox/inbox.js";
+import { withMessageId } from "../ledger/message-ids.js";
 import type { Logger } from "../log/log.js";
-import type { Usage } from "../provider/types.js";
+import type { ChatMessage, ChatModel, ToolSpec, Usage } from "../provider/types.js";
+import type { Checkpoints } from "../records/checkpoints.js";
+import type { ToolCallRequest } from "../tools/runner.js";
+import type { Attachments } from "../windows/attachments.js";
+import type { ClientPort } from "../windows/port.js";
+import type { SessionDeps } from "./deps.js";
 import { contextWindow, type SessionMeter } from "./meter.js";
 import type { SessionRuntime } from "./runtime.js";
-import type { SessionDeps } from "./deps.js";
 import { storeFailureError, type SessionState } from "./session-state.js";
 import type { SessionTools } from "./session-tools.js";
-import { modeNote, setMode } from "./settings.js";
-import type { SettingsHost } from "./settings.js";
-import { titleFrom } from "./prompt-text.js";
-import type { ClientPort, SessionUpdate } from "./types.js";
-import type { Checkpoints } from "./checkpoints.js";
-import { withMessageId } from "./message-ids.js";
+import { modeNote } from "./settings.js";
 
-export interface TurnPortParts {
-  session: SettingsHost & {
-    readonly id: string;
-    readonly log: Logger;
-    readonly providerEnv: Readonly<Record<string, string | undefined>> | undefined;
-    emitLive(update: SessionUpdate, exclude?: ClientPort): void;
-    notifyStatus(event: StatusEvent): void;
-    /** Remembers the failed turn, so the ledger can say so once the store takes writes again. */
-    noteStoreFault(turnId: string, message: string): void;
-  };
-  state: SessionState;
-  tools: SessionTools;
-  runtime: SessionRuntime;
-  meter: SessionMeter;
-  inbox: Inbox;
-  deps: Pick<SessionDeps, "config" | "createModel" | "maxSteps" | "goalBounds" | "permissionTimeoutMs">;
-  checkpoints: Checkpoints;
-  /** The session's windows as a held turn sees them (agent/window-hold.ts). */
-  windows: { any(): boolean; waitForAttach(timeoutMs: number, signal: AbortSignal): Promise<boolean> };
+/** What the port reaches of the session itself, beyond its parts. */
+export interface TurnPortSession {
+  readonly id: string;
+  readonly log: Logger;
+  /** The creating window's environment, for provider keys. */
+  readonly providerEnv: Readonly<Record<string, string | undefined>> | undefined;
+  emit(update: SessionUpdate, exclude?: ClientPort): void;
+  notifyStatus(event: StatusEvent): void;
+  /** Remembers the failed turn, so the ledger can say so once the store takes writes again. */
+  noteStoreFault(turnId: string, message: string): void;
+  /** Back to normal mode, as the user's mode change would (settings.ts `setMode`). */
+  leaveGoalMode(): Promise<void>;
 }
 
-export function turnPort(parts: TurnPortParts): SessionPort<ClientPort> {
-  const { session, state, tools, runtime, meter, inbox, deps, checkpoints, windows } = parts;
-  const record = state.record;
-  const touch = (): void => {
-    record.updatedAt = new Date().toISOString();
-  };
-  return {
-    id: session.id,
-    log: session.log,
-    emit: (update, exclude) => session.emit(update, exclude),
-    // Not recorded, but a chunk still names its message (message-ids.ts).
-    emitLive: (update, exclude) => session.emitLive(withMessageId(update), exclude),
-    mark: (entry) => state.appendLedger(entry),
-    history: () => state.history(),
-    appendHistory: (msg) => state.appendHistory(msg),
-    takeNotes: () => {
-      const notes = record.notes ?? [];
-      record.notes = undefined;
-      return notes;
-    },
-    addNote: (note) => session.addNote(note),
-    setRunning: (running) => {
-      record.status = running ? "running" : "idle";
-      touch();
-    },
-    nameFrom: (text) => {
-      if (record.title) return;
-      record.title = titleFrom(text);
-      session.emit({ sessionUpdate: "session_info_update", title: record.title, updatedAt: record.updatedAt });
-    },
-    commit: () => state.commit(),
-    storeFault: () => (state.fault === undefined ? undefined : storeFailureError(state.fault)),
-    recoverFromStoreFault: async (turnId, message) => {
-      await state.reload().catch(() => undefined);
-      record.status = "idle";
-      session.noteStoreFault(turnId, message);
-    },
-    createModel: () => deps.createModel(record.model, session.providerEnv ?? {}, record.effort),
-    settleTools: () => runtime.settleTools(),
-    toolSpecs: () => tools.toolSpecs(),
-    runTool: (call, signal) => tools.run(call, signal),
-    maxSteps: () => deps.maxSteps(),
-    goalBounds: () => deps.goalBounds(),
-    mode: () => record.mode,
-    goal: () => record.goal,
-    setGoal: (goal: GoalState | undefined) => {
-      record.goal = goal;
-    },
-    leaveGoalMode: () => setMode(session, "normal", undefined),
-    acceptedSteers: () => inbox.accepted(),
-    removeSteer: (id) => inbox.remove(id),
-    requeueSteers: async () => {
-      for (const item of inbox.accepted()) await inbox.setState(item.id, "queued").catch(() => undefined);
-    },
-    startMeter: () => meter.startTurn(),
-    budgetExceeded: () => {
-      const over = meter.budgetExceeded(deps.config());
-      if (over) meter.outcome = { kind: "paused", reason: over.reason };
-      return over?.message;
-    },
-    onUsage: (u: Usage) => {
-      const update = meter.add(deps.config(), record.model, u);
-      record.costs = meter.state();
-      queueMicrotask(() => session.notifyStatus("usage"));
-      const t = (record.usage ??= { rounds: 0, promptTokens: 0, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0, reasoningTokens: 0 });
-      t.rounds++;
-      t.promptTokens += u.promptTokens;
-      t.completionTokens += u.completionTokens;
-      t.cacheHitTokens += u.cacheHitTokens;
-      t.cacheMissTokens += u.cacheMissTokens;
-      t.reasoningTokens += u.reasoningTokens;
-      // The round's request was the history as it stands now (its answer is appended after this).
-      record.context = { promptTokens: u.promptTokens, messages: state.history().length };
-      return update;
-    },
-    contextWindow: () => contextWindow(deps.config(), record.model),
-    modeNote: () => modeNote(record.mode),
-    compactionSettings: () => deps.config().compaction,
-    contextAnchor: () => record.context,
-    replaceHistory: (messages, info) => {
-      state.replaceHistory(messages);
-      // Until the next round is counted, the size is the compactor's calibrated estimate.
-      record.context = { promptTokens: info.tokensAfter, messages: messages.length };
-      const { focus, ...rest } = info;
-      record.compaction = { ...rest, ...(focus ? { focus } : {}), count: (record.compaction?.count ?? 0) + 1, at: new Date().toISOString() };
-    },
-    contextUpdate: (used) => meter.contextUpdate(deps.config(), record.model, used),
-    settleOutcome: (kind, reason) => {
-      meter.outcome ??= reason === undefined ? { kind } : { kind, reason };
-      return meter.outcome.kind;
-    },
-    notifyStatus: (event) => session.notifyStatus(event),
-    detachedTurns: () => deps.config().detachedTurns,
-    windowAttached: () => windows.any(),
-    waitForWindow: (timeoutMs, signal) => windows.waitForAttach(timeoutMs, signal),
-    holdTimeoutMs: () => deps.permissionTimeoutMs(),
-    extraSteps: () => meter.subagentSteps,
-    sealCheckpoint: () => {
-      const text = checkpoints.seal();
-      return text ? { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "checkpoint" } } } : undefined;
-    },
-  };
+export interface TurnPortParts {
+  session: TurnPortSession;
+  state: SessionState;
+  attachments: Pick<Attachments, "send" | "any" | "waitForAttach">;
+  tools: Pick<SessionTools, "toolSpecs" | "run">;
+  runtime: Pick<SessionRuntime, "settleTools">;
+  meter: SessionMeter;
+  inbox: Pick<Inbox, "accepted" | "remove" | "setState">;
+  deps: Pick<SessionDeps, "config" | "createModel" | "maxSteps" | "goalBounds" | "permissionTimeoutMs">;
+  checkpoints: Pick<Checkpoints, "seal">;
+}
+
+/** A model round's usage, the turn's or a subagent's: metered, counted in the record; the `usage_update` to send. */
+export function countUsage(parts: Pick<TurnPortParts, "state" | "meter" | "deps">, u: Usage, notifyStatus: (event: "usage") => void): SessionUpdate {
+  const { meter, state, deps } = parts;
+  const update = meter.add(deps.config(), state.record.model, u);
+  state.countRound(u, meter.state());
+  queueMicrotask(() => notifyStatus("usage"));
+  return update;
+}
+
+export class SessionTurnPort implements SessionPort<ClientPort> {
+  readonly id: string;
+  readonly log: Logger;
+
+  constructor(private readonly parts: TurnPortParts) {
+    this.id = parts.session.id;
+    this.log = parts.session.log;
+  }
+
+  private get record() {
+    return this.parts.state.record;
+  }
+
+  emit(update: SessionUpdate, exclude?: ClientPort): void {
+    this.parts.session.emit(update, exclude);
+  }
+
+  /** Not recorded, but a chunk still names its message (ledger/message-ids.ts). */
+  emitLive(update: SessionUpdate, exclude?: ClientPort): void {
+    this.parts.attachments.send(withMessageId(update), exclude);
+  }
+
+  mark(entry: LedgerMark): void {
+    this.parts.state.appendLedger(entry);
+  }
+
+  history(): readonly ChatMessage[] {
+    return this.parts.state.history();
+  }
+
+  appendHistory(msg: ChatMessage): void {
+    this.parts.state.appendHistory(msg);
+  }
+
+  takeNotes(): string[] {
+    return this.parts.state.takeNotes();
+  }
+
+  addNote(note: string): void {
+    this.parts.state.addNote(note);
+  }
+
+  setRunning(running: boolean): void {
+    this.parts.state.setRunning(running);
+  }
+
+  nameFrom(text: string): void {
+    const title = this.parts.state.nameFrom(text);
+    if (title !== undefined) this.emit({ sessionUpdate: "session_info_update", title, updatedAt: this.record.updatedAt });
+  }
+
+  commit(): Promise<void> {
+    return this.parts.state.commit();
+  }
+
+  storeFault(): unknown {
+    const fault = this.parts.state.fault;
+    return fault === undefined ? undefined : storeFailureError(fault);
+  }
+
+  async recoverFromStoreFault(turnId: string, message: string): Promise<void> {
+    await this.parts.state.reload().catch(() => undefined);
+    this.parts.state.settleIdle();
+    this.parts.session.noteStoreFault(turnId, message);
+  }
+
+  createModel(): ChatModel {
+    const r = this.record;
+    return this.parts.deps.createModel(r.model, this.parts.session.providerEnv ?? {}, r.effort);
+  }
+
+  settleTools(): Promise<void> {
+    return this.parts.runtime.settleTools();
+  }
+
+  toolSpecs(): ToolSpec[] {
+    return this.parts.tools.toolSpecs();
+  }
+
+  runTool(call: ToolCallRequest, signal: AbortSignal): Promise<string> {
+    return this.parts.tools.run(call, signal);
+  }
+
+  maxSteps(): number {
+    return this.parts.deps.maxSteps();
+  }
+
+  goalBounds(): ReturnType<SessionDeps["goalBounds"]> {
+    return this.parts.deps.goalBounds();
+  }
+
+  mode(): string {
+    return this.record.mode;
+  }
+
+  goal(): GoalState | undefined {
+    return this.record.goal;
+  }
+
+  setGoal(goal: GoalState | undefined): void {
+    this.parts.state.setGoal(goal);
+  }
+
+  leaveGoalMode(): Promise<void> {
+    return this.parts.session.leaveGoalMode();
+  }
+
+  acceptedSteers(): Array<{ id: string; text: string }> {
+    return this.parts.inbox.accepted();
+  }
+
+  removeSteer(id: string): Promise<void> {
+    return this.parts.inbox.remove(id);
+  }
+
+  async requeueSteers(): Promise<void> {
+    for (const item of this.parts.inbox.accepted()) await this.parts.inbox.setState(item.id, "queued").catch(() => undefined);
+  }
+
+  startMeter(): void {
+    this.parts.meter.startTurn();
+  }
+
+  budgetExceeded(): string | undefined {
+    const over = this.parts.meter.budgetExceeded(this.parts.deps.config());
+    if (over) this.parts.meter.outcome = { kind: "paused", reason: over.reason };
+    return over?.message;
+  }
+
+  onUsage(u: Usage): SessionUpdate {
+    return countUsage(this.parts, u, (event) => this.parts.session.notifyStatus(event));
+  }
+
+  contextWindow(): number {
+    return contextWindow(this.parts.deps.config(), this.record.model);
+  }
+
+  modeNote(): string | undefined {
+    return modeNote(this.record.mode);
+  }
+
+  compactionSettings(): ReturnType<SessionDeps["config"]>["compaction"] {
+    return this.parts.deps.config().compaction;
+  }
+
+  contextAnchor(): { promptTokens: number; messages: number } | undefined {
+    return this.record.context;
+  }
+
+  replaceHistory(messages: ChatMessage[], info: CompactionInfo): void {
+    this.parts.state.replaceHistory(messages, info);
+  }
+
+  contextUpdate(used: number): SessionUpdate {
+    return this.parts.meter.contextUpdate(this.parts.deps.config(), this.record.model, used);
+  }
+
+  settleOutcome(kind: OutcomeKind, reason?: string): OutcomeKind {
+    const meter = this.parts.meter;
+    meter.outcome ??= reason === undefined ? { kind } : { kind, reason };
+    return meter.outcome.kind;
+  }
+
+  notifyStatus(event: StatusEvent): void {
+    this.parts.session.notifyStatus(event);
+  }
+
+  detachedTurns(): ReturnType<SessionDeps["config"]>["detachedTurns"] {
+    return this.parts.deps.config().detachedTurns;
+  }
+
+  windowAttached(): boolean {
+    return this.parts.attachments.any();
+  }
+
+  waitForWindow(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    return this.parts.attachments.waitForAttach(timeoutMs, signal);
+  }
+
+  holdTimeoutMs(): number {
+    return this.parts.deps.permissionTimeoutMs();
+  }
+
+  extraSteps(): number {
+    return this.parts.meter.subagentSteps;
+  }
+
+  /** The model loop is over: the turn's checkpoint closes; its `[checkpoint N]` line when files changed. */
+  sealCheckpoint(): SessionUpdate | undefined {
+    const text = this.parts.checkpoints.seal();
+    return text ? { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "checkpoint" } } } : undefined;
+  }
 }

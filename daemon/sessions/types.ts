@@ -2,47 +2,31 @@ import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 
 export type { SessionUpdate, StopReason };
 import type { GoalState } from "../agent/goal.js";
-import type { EditorSilence } from "../tools/editor-silence.js";
+import type { BuiltPrompt } from "../agent/instructions.js";
 export type { GoalState };
 export type { ChatMessage } from "../provider/types.js";
+export type { ClientCaps, ClientPort } from "../windows/port.js";
+export type { LedgerBody, LedgerEntry } from "../ledger/types.js";
 
-/** What a session knows of an attached editor connection (implemented by acp/). */
-export interface ClientPort {
-  readonly connectionId: string;
-  readonly capabilities: ClientCaps;
-  /** Last prompt, cancel or answer from this window: picks the target of editor requests. */
-  lastActive: number;
-  readonly closed: boolean;
-  /** The window's whole environment, as its shim sent it (secrets included: never hand it to a tool). */
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** The window's umask, as its shim sent it; undefined when the client did not say. */
-  readonly umask?: number | undefined;
-  sendUpdate(sessionId: string, update: SessionUpdate): void;
-  /** A vendor notification (status updates, extension surfaces). */
-  notify(method: string, params: unknown): void;
-  /** Bytes sent to this window but not yet taken by it: replay waits when it grows. */
-  backlog(): number;
-  request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
-  /** The `fs/*` and `terminal/*` methods this window let time out lately: the window's, for every session on it. */
-  readonly silence: EditorSilence;
+/** What keeps a session busy or in use (sessions/in-use.ts words it; the idle sweep and the daemon's idle stop read it). */
+export interface SessionActivity {
+  windows: number;
+  running: boolean;
+  /** A turn runs, a prompt waits for it, or the inbox driver is starting a follow-up. */
+  busy: boolean;
+  questions: number;
+  jobs: number;
+  /** Inbox items waiting to run. */
+  queued: number;
 }
 
-export interface ClientCaps {
-  readTextFile: boolean;
-  writeTextFile: boolean;
-  terminal: boolean;
-  /** The client renders Reasonix extension surfaces itself (vendor opt-in). */
-  extensionSurface: boolean;
-  /** ACP `elicitation/create`, per mode (clientCapabilities.elicitation.form / .url). */
-  elicitationForm: boolean;
-  elicitationUrl: boolean;
-  /** The vendor opt-in `_meta["reasonix.io"].mcpInteraction = {supported: true, schemaVersion: 1}`. */
-  mcpInteraction: boolean;
-  /**
-   * The client's initialize carried `clientCapabilities._meta["reasonix.io"]`: only then does it get
-   * `_reasonix.io/` notifications and reverse requests (generic clients print every one they get).
-   */
-  vendor: boolean;
+/** How a session goes live: its system prompt when one was built, the creating window's environment, notices for the user. */
+export interface SessionStart {
+  prompt?: BuiltPrompt | undefined;
+  /** The environment whose provider keys its model requests use (the creating window's). */
+  providerEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Lines for the user, said with the system prompt's by `greet` (notices.ts). */
+  notices?: string[];
 }
 
 export type SessionStatus = "idle" | "running" | "interrupted";
@@ -105,19 +89,3 @@ export interface UsageTotals {
   cacheMissTokens: number;
   reasoningTokens: number;
 }
-
-export type LedgerBody =
-  /**
-   * `more`: the texts of the chunks of `update`'s kind that streamed right after it, each sent as
-   * its own update (see ledger-join.ts); absent when the record holds one update.
-   * `historyAt`, on conversation updates (message-ids.ts `isConversation`): how many model history
-   * messages there were when it was recorded, and `compactions` how many compactions had rewritten
-   * that history (absent: none) — where a fork cut before this update ends the history (fork.ts).
-   */
-  | { type: "update"; update: SessionUpdate; more?: string[]; historyAt?: number; compactions?: number }
-  | { type: "turn_start"; turnId: string }
-  | { type: "turn_end"; turnId: string; stopReason?: StopReason; error?: string }
-  | { type: "interrupted" }
-  | { type: "permission"; toolCallId: string; outcome: string };
-
-export type LedgerEntry = LedgerBody & { seq: number; at: string };

@@ -164,33 +164,33 @@ export const keyspace = {
   checkpoint: kind("checkpoint", {
     shape: "checkpoint!<id>!<n, 12 digits>",
     holds: "a turn's checkpoint: the files it changed, their prior blobs, undo state",
-    writtenBy: "sessions/checkpoints.ts",
+    writtenBy: "records/checkpoints.ts",
   }),
   blob: kind("blob", {
     shape: "blob!<id>!<sha256, hex>",
     holds: "a file's bytes, base64, shared by the session's identical contents",
-    writtenBy: "sessions/checkpoints.ts",
+    writtenBy: "records/checkpoints.ts",
   }),
   job: kind("job", {
     shape: "job!<id>!<jobId>",
     holds: "a running background job: process group, its leader's start time, command",
-    writtenBy: "sessions/job-records.ts",
+    writtenBy: "records/job-records.ts",
   }),
-  task: kind("task", { shape: "task!<id>!<n, 12 digits>", holds: "a subagent's conversation", writtenBy: "sessions/task-transcripts.ts" }),
+  task: kind("task", { shape: "task!<id>!<n, 12 digits>", holds: "a subagent's conversation", writtenBy: "records/task-transcripts.ts" }),
   list: kind("list", {
     shape: "list!<inverted updatedAt, 13 digits>!<id>",
     holds: "`session/list`'s index: a titled session's `ListEntry`, newest first",
-    writtenBy: "sessions/list-index.ts",
+    writtenBy: "records/list-index.ts",
   }),
   listByCwd: kind("listByCwd", {
     shape: "listcwd!<cwd hash, hex>!<inverted updatedAt, 13 digits>!<id>",
     holds: "the same, per working directory",
-    writtenBy: "sessions/list-index.ts",
+    writtenBy: "records/list-index.ts",
   }),
   listVersion: kind("listVersion", {
     shape: "listindex!version",
     holds: "the list index was built (stores older than it get one once)",
-    writtenBy: "sessions/list-index.ts",
+    writtenBy: "records/list-index.ts",
   }),
   removal: kind("removal", {
     shape: "deleting!<id>",

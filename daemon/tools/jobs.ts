@@ -52,7 +52,7 @@ export function groupAlive(pgid: number): boolean {
   return false;
 }
 
-/** Where a session keeps note of its jobs (sessions/job-records.ts), so a crash leaves none behind. */
+/** Where a session keeps note of its jobs (records/job-records.ts), so a crash leaves none behind. */
 export interface JobHooks {
   started(job: JobView): void;
   ended(job: JobView): void;

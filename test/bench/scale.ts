@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolvePaths } from "../../shared/paths.js";
-import { reindexOps } from "../../daemon/sessions/list-index.js";
+import { reindexOps } from "../../daemon/records/list-index.js";
 import type { SessionRecord } from "../../daemon/sessions/types.js";
 import { keys, Store, type BatchOp } from "../../daemon/store/store.js";
 import { stopDaemon, TEST_API_KEY } from "../support/harness.js";

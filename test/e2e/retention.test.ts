@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { keys, Store } from "../../daemon/store/store.js";
-import { indexKeys, reindexOps } from "../../daemon/sessions/list-index.js";
+import { indexKeys, reindexOps } from "../../daemon/records/list-index.js";
 import type { SessionRecord } from "../../daemon/sessions/types.js";
 import { BIN, makeHome, stopDaemon, type Agent } from "../support/harness.js";
 import { daemonStatus, world, within } from "./fixture.js";

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../support/harness.js";
 import { cycles, folderGraph, importGraph, sourceFiles } from "./import-graph.js";
+import { recordWrites } from "./record-writes.js";
 
 test("no import circles between modules, type-only imports included", () => {
   assert.deepEqual(cycles(importGraph(REPO_ROOT)), []);
@@ -16,6 +17,29 @@ test("no import circles between modules, type-only imports included", () => {
 
 test("no folder imports a folder that imports it back", () => {
   assert.deepEqual(cycles(folderGraph(importGraph(REPO_ROOT))), []);
+});
+
+test("acp/ reaches the sessions only through sessions/index.ts, never the session's parts", () => {
+  // windows/, ledger/ and records/ are the session's parts: a window's side meets them through the session's verbs.
+  const parts = ["daemon/sessions/", "daemon/windows/", "daemon/ledger/", "daemon/records/"];
+  const reached = [...importGraph(REPO_ROOT)]
+    .filter(([from]) => from.startsWith("daemon/acp/"))
+    .flatMap(([from, deps]) => deps.filter((to) => parts.some((p) => to.startsWith(p)) && to !== "daemon/sessions/index.ts").map((to) => `${from} -> ${to}`));
+  assert.deepEqual(reached, []);
+});
+
+test("a session record changes only in sessions/session-state.ts (read with the TypeScript checker)", () => {
+  const files = sourceFiles(REPO_ROOT);
+  const writes = recordWrites(REPO_ROOT, files);
+  const own = "daemon/sessions/session-state.ts";
+  assert.deepEqual(
+    writes.filter((w) => w.file !== own),
+    [],
+  );
+  // The check sees what it looks for: SessionState's own writes are found (status, title, usage, …).
+  const fields = new Set(writes.filter((w) => w.file === own).map((w) => /\.(\w+)\s*(?:=|\?\?=)/.exec(w.code)?.[1]));
+  for (const field of ["status", "title", "usage", "goal", "compaction", "environment"])
+    assert.ok(fields.has(field), `SessionState's write of ${field} is found`);
 });
 
 test("no production file over 400 lines; the session itself under 300", () => {

@@ -9,7 +9,7 @@ import type { PermissionOption, RequestPermissionOutcome, ToolCallUpdate } from 
 import { ConnectionClosedError } from "../../shared/jsonrpc.js";
 import { RequestPermissionResponse } from "../../shared/acp-schemas.js";
 import type { EditorRouter } from "./editor-router.js";
-import type { ClientPort } from "./types.js";
+import type { ClientPort } from "./port.js";
 
 export interface PendingQuestion {
   toolCallId: string;
@@ -49,7 +49,6 @@ export class PermissionBroker {
         const bounded = AbortSignal.any([signal, AbortSignal.timeout(left)]);
         try {
           const raw = await target.request("session/request_permission", { sessionId: this.sessionId, toolCall, options }, { signal: bounded });
-          target.lastActive = Date.now();
           const parsed = RequestPermissionResponse.safeParse(raw);
           if (!parsed.success) return { outcome: "cancelled" };
           const outcome = parsed.data.outcome;

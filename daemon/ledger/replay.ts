@@ -3,8 +3,8 @@
  * entries the store lost or cannot read named in a warning instead of passing in silence.
  */
 import { keys, type Store } from "../store/store.js";
-import type { SessionState } from "./session-state.js";
-import type { ClientPort } from "./types.js";
+import type { ClientPort } from "../windows/port.js";
+import type { LedgerEntry } from "./types.js";
 import { randomUUID } from "node:crypto";
 import { updatesOf } from "./ledger-join.js";
 import { LedgerMessageIds } from "./message-ids.js";
@@ -15,7 +15,15 @@ const REPLAY_PAGE = 256;
 
 const span = ([a, b]: [number, number]): string => (a === b ? `${a}` : `${a}–${b}`);
 
-export async function replayLedger(state: SessionState, store: Store, port: ClientPort): Promise<void> {
+/** The ledger as the replay reads it (`SessionState`): what is buffered flushed first, then pages from the store. */
+export interface LedgerSource {
+  readonly id: string;
+  readonly record: { readonly lastSeq: number };
+  flush(): Promise<void>;
+  ledgerFrom(fromSeq: number, limit?: number): Promise<Array<{ key: string; value: LedgerEntry }>>;
+}
+
+export async function replayLedger(state: LedgerSource, store: Store, port: ClientPort): Promise<void> {
   const id = state.id;
   let sent = 0;
   const missing: Array<[number, number]> = [];

@@ -3,11 +3,9 @@
  * gathered when the session starts and again only on a reload, which replaces the first message of
  * the conversation (the one moment the cached prefix may change) and says what it now holds.
  */
-import { gatherFacts } from "../agent/environment-facts.js";
-import { loadInstructions, type InstructionFile } from "../agent/project-instructions.js";
-import { systemPrompt } from "../agent/system-prompt.js";
-import type { SessionState } from "./session-state.js";
-import type { SessionRecord } from "./types.js";
+import { gatherFacts } from "./environment-facts.js";
+import { loadInstructions, type InstructionFile } from "./project-instructions.js";
+import { systemPrompt } from "./system-prompt.js";
 
 export interface BuiltPrompt {
   text: string;
@@ -16,12 +14,18 @@ export interface BuiltPrompt {
   notices: string[];
 }
 
-export async function buildSystemPrompt(record: SessionRecord, configDir: string): Promise<BuiltPrompt> {
+/** Where a session works and what its tools inherit: what its system prompt is built from. */
+export interface PromptPlace {
+  cwd: string;
+  additionalDirectories: string[];
+  environment?: Record<string, string> | undefined;
+}
+
+export async function buildSystemPrompt(place: PromptPlace, configDir: string): Promise<BuiltPrompt> {
   const [gathered, instructions] = await Promise.all([
-    gatherFacts(record.cwd, record.additionalDirectories, record.environment ?? {}),
-    loadInstructions(record.cwd, configDir, record.additionalDirectories),
+    gatherFacts(place.cwd, place.additionalDirectories, place.environment ?? {}),
+    loadInstructions(place.cwd, configDir, place.additionalDirectories),
   ]);
-  record.instructionFiles = instructions.files.map((f) => f.path);
   return { text: systemPrompt(gathered.facts, instructions.files), files: instructions.files, notices: [...instructions.skipped, ...gathered.skipped] };
 }
 
@@ -31,16 +35,4 @@ export function instructionsNotice(files: readonly InstructionFile[], changed: b
   const lines =
     files.length === 0 ? [`${head} No AGENTS.md or REASONIX.md was found.`] : [head, ...files.map((f) => `- ${f.path}${f.clipped ? " (clipped)" : ""}`)];
   return [...lines, ...skipped].join("\n");
-}
-
-/**
- * Rebuilds the system prompt; a different one replaces the conversation's first message. `skipped`
- * are other files the reload left out (command folders, plugins), named in the same notice.
- */
-export async function refreshSystemPrompt(state: SessionState, configDir: string, skipped: readonly string[] = []): Promise<string> {
-  const { text, files, notices } = await buildSystemPrompt(state.record, configDir);
-  const changed = state.history()[0]?.content !== text;
-  if (changed) state.replaceSystemPrompt(text);
-  await state.commit();
-  return instructionsNotice(files, changed, [...notices, ...skipped]);
 }

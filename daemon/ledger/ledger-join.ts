@@ -7,7 +7,8 @@
  * session is sent the chunks it would have been sent live, in the same order. Once a buffer goes
  * to the store its records no longer change: the next chunk opens a new record.
  */
-import type { LedgerBody, SessionUpdate } from "./types.js";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { LedgerBody } from "./types.js";
 
 /** A record's texts stay a small value: a long answer streamed at once spans several records. */
 const MAX_JOINED_CHARS = 64 * 1024;

@@ -14,7 +14,7 @@
  * two replays (and a fork, which stores the derived id) agree.
  */
 import { createHash, randomUUID } from "node:crypto";
-import type { SessionUpdate } from "./types.js";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
 
 export type ChunkUpdate = Extract<SessionUpdate, { sessionUpdate: "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" }>;
 

@@ -1,5 +1,5 @@
 /**
- * The turn runner: model round -> tool calls (in order) -> results -> next round, until a round
+ * The model loop of a turn: model round -> tool calls (in order) -> results -> next round, until a round
  * has no tool calls (end_turn), the step limit (max_turn_requests), or cancel (cancelled).
  * History is only ever appended to, so every request repeats the previous one as its prefix.
  */
@@ -11,7 +11,7 @@ import { keepCutShort, keepOverBound } from "./cut-short.js";
 
 export type { ToolCallRequest };
 
-export interface TurnHost {
+export interface ModelLoopHost {
   emit(update: SessionUpdate): void;
   appendHistory(msg: ChatMessage): void;
   history(): readonly ChatMessage[];
@@ -36,7 +36,7 @@ export interface TurnHost {
   extraSteps?(): number;
 }
 
-export interface TurnOptions {
+export interface ModelLoopOptions {
   maxSteps: number;
 }
 
@@ -47,7 +47,7 @@ const isAbort = (signal: AbortSignal): boolean => signal.aborted;
  * messageId). A retry's notice is a message of its own, and the try after it streams new messages:
  * what an abandoned try showed stays apart from the answer that replaces it.
  */
-function messageStream(host: TurnHost): (d: Delta) => void {
+function messageStream(host: ModelLoopHost): (d: Delta) => void {
   let ids = { thought: randomUUID(), answer: randomUUID() };
   return (d) => {
     if (d.kind === "notice") {
@@ -64,7 +64,7 @@ function messageStream(host: TurnHost): (d: Delta) => void {
   };
 }
 
-export async function runTurn(host: TurnHost, model: ChatModel, signal: AbortSignal, opts: TurnOptions): Promise<StopReason> {
+export async function runModelLoop(host: ModelLoopHost, model: ChatModel, signal: AbortSignal, opts: ModelLoopOptions): Promise<StopReason> {
   for (let step = 0; step + (host.extraSteps?.() ?? 0) < opts.maxSteps; step++) {
     await host.beforeRequest?.(signal);
     if (isAbort(signal)) return "cancelled";

@@ -7,8 +7,8 @@ import { keys, Store } from "../store/store.js";
 import { EditorSilence } from "../tools/editor-silence.js";
 import { joinableText } from "./ledger-join.js";
 import { replayLedger } from "./replay.js";
-import { SessionState } from "./session-state.js";
-import type { ClientPort, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
+import { SessionState } from "../sessions/session-state.js";
+import type { ClientPort, LedgerEntry, SessionRecord, SessionUpdate } from "../sessions/types.js";
 
 const chunk = (kind: "agent_message_chunk" | "agent_thought_chunk", text: string, messageId: string = kind): SessionUpdate => ({
   sessionUpdate: kind,

@@ -7,7 +7,7 @@
 import type { Logger } from "../log/log.js";
 import { INTERACTION_METHOD, settleReply, type InteractionRequest, type InteractionResult } from "../mcp/interaction.js";
 import type { EditorRouter } from "./editor-router.js";
-import type { SessionUpdate } from "./types.js";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
 
 export interface InteractionParts {
   sessionId: string;

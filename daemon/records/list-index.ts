@@ -14,7 +14,15 @@ import { createHash } from "node:crypto";
 import type { BatchOp, Store } from "../store/store.js";
 import { keys, StoreDamagedError } from "../store/store.js";
 import { keyspace } from "../store/keyspace.js";
-import type { SessionRecord } from "./types.js";
+
+/** The fields of a session record the index is built from (sessions/types.ts `SessionRecord`). */
+export interface Listed {
+  id: string;
+  cwd: string;
+  additionalDirectories: string[];
+  title?: string | undefined;
+  updatedAt: string;
+}
 
 export interface ListEntry {
   sessionId: string;
@@ -43,12 +51,12 @@ function cwdHash(cwd: string): string {
 export const listPrefix = (cwd: string | undefined): string => (cwd === undefined ? keyspace.list.range() : keyspace.listByCwd.range(cwdHash(cwd)));
 
 /** Orders newest first, then by id, as plain byte order of keys. */
-export function sortKey(record: Pick<SessionRecord, "updatedAt" | "id">): string {
+export function sortKey(record: Pick<Listed, "updatedAt" | "id">): string {
   const ms = Date.parse(record.updatedAt);
   return `${String(LATEST - (Number.isFinite(ms) ? ms : 0)).padStart(13, "0")}!${record.id}`;
 }
 
-export function listEntry(record: SessionRecord): ListEntry {
+export function listEntry(record: Listed): ListEntry {
   return {
     sessionId: record.id,
     cwd: record.cwd,
@@ -59,7 +67,7 @@ export function listEntry(record: SessionRecord): ListEntry {
 }
 
 /** The index keys a record is stored under; none for a session without a title. */
-export function indexKeys(record: SessionRecord): string[] {
+export function indexKeys(record: Listed): string[] {
   if (record.title === undefined) return [];
   const k = sortKey(record);
   return [`${listPrefix(undefined)}${k}`, `${listPrefix(record.cwd)}${k}`];
@@ -68,7 +76,7 @@ export function indexKeys(record: SessionRecord): string[] {
 /** The index keys the stored record of `id` names: none without a record; undefined when it cannot be read. */
 export async function storedIndexKeys(store: Store, id: string): Promise<string[] | undefined> {
   try {
-    const record = await store.get<SessionRecord>(keys.session(id));
+    const record = await store.get<Listed>(keys.session(id));
     return record ? indexKeys(record) : [];
   } catch (err) {
     if (err instanceof StoreDamagedError) return undefined;
@@ -77,7 +85,7 @@ export async function storedIndexKeys(store: Store, id: string): Promise<string[
 }
 
 /** Ops that move a record's index entries from `before` (the keys stored now) to where it belongs. */
-export function reindexOps(before: readonly string[], record: SessionRecord): { ops: BatchOp[]; keys: string[] } {
+export function reindexOps(before: readonly string[], record: Listed): { ops: BatchOp[]; keys: string[] } {
   const after = indexKeys(record);
   const entry = listEntry(record);
   const ops: BatchOp[] = before.filter((k) => !after.includes(k)).map((key) => ({ type: "del", key }));
@@ -89,7 +97,7 @@ export function reindexOps(before: readonly string[], record: SessionRecord): { 
 export async function ensureListIndex(store: Store): Promise<void> {
   if (await store.get(INDEX_VERSION_KEY)) return;
   const ops: BatchOp[] = [];
-  for (const { value } of await store.range<SessionRecord>(keys.sessionPrefix)) ops.push(...reindexOps([], value).ops);
+  for (const { value } of await store.range<Listed>(keys.sessionPrefix)) ops.push(...reindexOps([], value).ops);
   ops.push({ type: "put", key: INDEX_VERSION_KEY, value: 1 });
   await store.batch(ops, true);
 }

@@ -11,7 +11,7 @@ import type { FormSurface, Surface } from "../plugins/manifest.js";
 import { formAsPermission, surfaceText } from "../plugins/surface-text.js";
 import type { EditorRouter } from "./editor-router.js";
 import type { PermissionBroker } from "./permission-broker.js";
-import type { ClientPort } from "./types.js";
+import type { ClientPort } from "./port.js";
 
 export const SURFACE_NOTIFICATION = "_reasonix.io/session/extension_surface";
 export const FORM_REQUEST = "_reasonix.io/session/extension_form";

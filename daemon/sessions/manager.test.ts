@@ -1,0 +1,145 @@
+/**
+ * Sessions through their manager over a real store in a temporary folder (test/support/sessions.ts):
+ * the verbs a window's side uses, and what each leaves in the record and the store.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { testSessions, TestWindow } from "../../test/support/sessions.js";
+
+const text = (t: string) => [{ type: "text" as const, text: t }];
+
+/** Waits until `done()` holds (the inbox driver starts follow-ups on its own), at most 5 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(done(), "the condition did not come to hold within 5 s");
+}
+
+test("a prompt is one turn: the title, usage and status land in the record, and a load from the store brings them back", async (t) => {
+  const s = await testSessions();
+  t.after(() => s.close());
+  const cwd = join(s.dir, "work");
+  mkdirSync(cwd);
+  const a = new TestWindow("a");
+  const session = await s.manager.create({ cwd, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
+  await session.open(a, { mcpServers: [], created: true });
+  assert.equal(await session.prompt(text("fix the parser\nsecond line"), a), "end_turn");
+  assert.equal(a.agentText(), "done.");
+  assert.deepEqual([session.record.title, session.record.status, session.record.usage?.rounds], ["fix the parser", "idle", 1]);
+  assert.equal(s.model.requests[0]!.messages.at(-1)!.content, "fix the parser\nsecond line");
+
+  await s.manager.close(session.id, a);
+  assert.equal(s.manager.liveSessions().length, 0, "the last window out stops it");
+  const again = await s.manager.get(session.id);
+  assert.notEqual(again, session);
+  assert.deepEqual([again.record.title, again.record.status, again.record.usage?.rounds, again.record.historyLength], ["fix the parser", "idle", 1, 3]);
+  const listed = await s.manager.list(undefined, undefined);
+  assert.deepEqual(
+    listed.sessions.map((e) => e.title),
+    ["fix the parser"],
+  );
+});
+
+test("a window that loads gets the ledger, then the start notices and the slash menu; its umask fills only what the record lacks", async (t) => {
+  const s = await testSessions();
+  t.after(() => s.close());
+  const cwd = join(s.dir, "work");
+  mkdirSync(cwd);
+  const a = new TestWindow("a");
+  const session = await s.manager.create({ cwd, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
+  await session.open(a, { mcpServers: [], created: true });
+  assert.equal(a.updates.length, 0, "nothing before the answer of session/new");
+  session.greet(a);
+  assert.match(a.agentText(), /\[notice\] .*not probed in unit tests/, "the sandbox's absence is a start notice");
+  assert.equal(a.updates.at(-1)?.sessionUpdate, "available_commands_update");
+  await session.prompt(text("hello"), a);
+  assert.equal(session.record.umask, undefined, "a window that did not say leaves the umask unset");
+
+  const b = new TestWindow("b", { PATH: "/other" }, 0o027);
+  await session.open(b, { mcpServers: [], replay: true });
+  session.greet(b);
+  const kinds = b.updates.map((u) => u.sessionUpdate);
+  assert.deepEqual(kinds.slice(0, 2), ["agent_message_chunk", "user_message_chunk"], "the replay: the notice, then the prompt");
+  assert.equal(kinds.at(-1), "available_commands_update", "the slash menu is last");
+  assert.equal(session.record.umask, 0o027, "the loading window fills the missing umask");
+  assert.deepEqual(session.record.environment, { PATH: "/usr/bin" }, "but not the environment, which the session has");
+
+  const c = new TestWindow("c", {}, 0o077);
+  await session.open(c, { mcpServers: [] });
+  assert.equal(session.record.umask, 0o027, "a later window changes nothing");
+  assert.equal(session.activity().windows, 3);
+});
+
+test("the inbox verbs: a follow-up waits while paused and runs once resumed; a steer while idle waits in line", async (t) => {
+  const s = await testSessions();
+  t.after(() => s.close());
+  const a = new TestWindow("a");
+  const session = await s.manager.create({ cwd: s.dir, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
+  await session.open(a, { mcpServers: [], created: true });
+  assert.equal(await session.setInboxPaused(true), true);
+  const queued = await session.enqueue("first follow-up", "followup");
+  assert.deepEqual([queued.disposition, queued.position, queued.paused], ["queued_followup", 0, true]);
+  const steer = await session.steer(text("a steer with no turn running"));
+  assert.equal(steer.disposition, "queued_followup");
+  assert.equal(session.inboxItem(steer.itemId).item.intent, "steer");
+  await session.moveInboxItem(steer.itemId, 0);
+  await session.updateInboxItem(steer.itemId, "the steer, edited");
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(s.model.requests.length, 0, "nothing runs while paused");
+
+  assert.equal(await session.setInboxPaused(false), false);
+  await until(() => s.model.requests.length === 2 && session.activity().queued === 0 && !session.busy);
+  assert.deepEqual(
+    s.model.requests.map((r) => r.messages.at(-1)!.content),
+    ["the steer, edited", "first follow-up"],
+    "resumed, the inbox runs in its order",
+  );
+  assert.throws(() => session.inboxItem(queued.item.id), /not found|no inbox item|unknown/i);
+});
+
+test("a control changed from one window is announced to the others and persists; an unknown value is refused", async (t) => {
+  const s = await testSessions();
+  t.after(() => s.close());
+  const a = new TestWindow("a");
+  const b = new TestWindow("b");
+  const session = await s.manager.create({ cwd: s.dir, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
+  await session.open(a, { mcpServers: [], created: true });
+  await session.open(b, { mcpServers: [] });
+  await session.setControl("mode", "plan", a);
+  assert.deepEqual(
+    a.updates.map((u) => u.sessionUpdate),
+    ["current_mode_update"],
+    "the origin is not told what it set",
+  );
+  assert.deepEqual(
+    b.updates.map((u) => u.sessionUpdate),
+    ["current_mode_update", "config_option_update"],
+  );
+  assert.equal(session.controls().modes.currentModeId, "plan");
+  await assert.rejects(session.setControl("effort", "extreme", a), /unknown effort "extreme"/);
+  await s.manager.close(session.id, a);
+  await s.manager.close(session.id, b);
+  const again = await s.manager.get(session.id);
+  assert.deepEqual([again.record.mode, again.record.notes?.length], ["plan", 1], "the mode and the note for the model were saved");
+});
+
+test("a window that drops: an unprompted session leaves memory; a prompted one stays, and cancel by id reaches it", async (t) => {
+  const s = await testSessions();
+  t.after(() => s.close());
+  const a = new TestWindow("a");
+  const empty = await s.manager.create({ cwd: s.dir, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
+  await empty.open(a, { mcpServers: [], created: true });
+  const used = await s.manager.create({ cwd: s.dir, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
+  await used.open(a, { mcpServers: [], created: true });
+  await used.prompt(text("hello"), a);
+  s.manager.detachEverywhere(a);
+  assert.deepEqual(
+    s.manager.liveSessions().map((x) => x.id),
+    [used.id],
+  );
+  assert.equal(used.activity().windows, 0);
+  s.manager.cancel("no-such-session");
+  s.manager.cancel(used.id);
+  assert.equal((await s.manager.get(empty.id)).record.title, undefined, "the unloaded one still loads by id");
+});
