@@ -30,8 +30,8 @@ import { SessionManager } from "./sessions/manager.js";
 import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
 import { effortParams } from "./provider/effort.js";
-import { setSearchStallBound } from "./tools/builtin/search-thread.js";
-import { setEditorTimeoutBound } from "./tools/editor-request.js";
+import { SearchThreads } from "./tools/builtin/search-thread.js";
+import type { DaemonTools } from "./tools/types.js";
 import { sandboxProber } from "./tools/sandbox-probe.js";
 import { RpcError } from "../shared/jsonrpc.js";
 import { buildApp } from "./server/app.js";
@@ -205,13 +205,15 @@ async function serve(
 ): Promise<Daemon> {
   const build = currentBuild(env);
   const currentConfig = liveConfig(paths.configFile, initial, env, log);
-  // grep and glob read the bound at each search, so a changed config.json applies to the next one.
-  setSearchStallBound(() => currentConfig().searchTimeoutSeconds * 1000);
+  // Read at each call, so a changed config.json applies to the next one; this daemon's alone.
+  const tools: DaemonTools = {
+    editorTimeoutMs: () => currentConfig().editorTimeoutSeconds * 1000,
+    searches: new SearchThreads(() => currentConfig().searchTimeoutSeconds * 1000),
+  };
   // Probed now, while nothing else runs; sessions wait for the answer before their first command.
   const sandbox = sandboxProber(env.PATH);
   void sandbox();
   const keySources = { daemonEnv: env, envFile: paths.envFile, credentialsFile: paths.credentialsFile };
-  setEditorTimeoutBound(() => currentConfig().editorTimeoutSeconds * 1000);
   const sessions = new SessionManager(
     store,
     {
@@ -233,6 +235,7 @@ async function serve(
       listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
       sandbox,
       hiddenDirs: daemonDirs(paths),
+      tools,
     },
     log,
   );
@@ -262,6 +265,7 @@ async function serve(
     idle: () => sessions.liveSessions().every((s) => s.isIdle()),
     plainWindowEnv: basicEnvironment(env),
     sandbox,
+    searchThreads: () => tools.searches.running,
     requestShutdown: (reason) => {
       shuttingDown ??= shutdown(reason);
     },

@@ -69,6 +69,7 @@ export function wireSession(session: WiringHost, state: SessionState, meter: Ses
     broker,
     recordDecision: (id, outcome) => session.recordDecision(id, outcome),
     allowPrivateNetwork: () => deps.config().webFetch.allowPrivateNetwork,
+    daemonTools: deps.tools,
     controls: {
       mode: () => record.mode,
       approvePlan: (plan, steps, toolCallId, signal) => approvePlan(session, plan, steps, toolCallId, signal),

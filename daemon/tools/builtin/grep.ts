@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, type ToolContext } from "../types.js";
 import { absPath, clip, failure, fsErrorMessage, show, shownPath, textContent } from "./common.js";
 import { fileFilter, GREP_MAX_LINE_CHARS as MAX_LINE_CHARS } from "./search-job.js";
-import { outsideNote, runSearch, seconds, unfinishedMessage } from "./search-thread.js";
+import { outsideNote, seconds, unfinishedMessage } from "./search-thread.js";
 import { SKIPPED_DIRS } from "./walk.js";
 
 const DEFAULT_MAX = 200;
@@ -45,7 +45,7 @@ export const grepTool = defineTool({
     }
     const root = absPath(ctx, a.path);
     const max = a.maxResults ?? DEFAULT_MAX;
-    const outcome = await runSearch(
+    const outcome = await ctx.search.run(
       // root itself is what the permission gate judged: a folder outside the session's, once allowed, is searched.
       {
         kind: "grep",

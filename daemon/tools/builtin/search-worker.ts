@@ -5,7 +5,8 @@
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
-import { runSearchJob, type SearchJob } from "./search-job.js";
+import { runSearchJob } from "./search-job.js";
+import type { SearchJob } from "../search-types.js";
 
 export type WorkerReply = { ok: true; result: ReturnType<typeof runSearchJob> } | { ok: false; error: { message: string; code: string | undefined } };
 
