@@ -34,6 +34,7 @@ import { SearchThreads } from "./tools/builtin/search-thread.js";
 import type { DaemonTools } from "./tools/types.js";
 import { sandboxProber } from "./tools/sandbox-probe.js";
 import { RpcError } from "../shared/jsonrpc.js";
+import { errorText } from "../shared/error-text.js";
 import { buildApp } from "./server/app.js";
 import type { DaemonState } from "./server/state.js";
 import type { FastifyInstance } from "fastify";
@@ -128,7 +129,7 @@ export async function createDaemon(options: DaemonOptions): Promise<Daemon> {
     if (!(err instanceof AlreadyRunningError)) {
       // Whatever stopped the start is recorded in words for `reasonix daemon status`.
       const cause = asStartupError(err);
-      log.error({ err: cause.message, reason: cause.reason }, "cannot start");
+      log.error({ err, reason: cause.reason }, `cannot start: ${cause.message}`);
       recordStartError(paths, cause);
       failure = cause;
     }
@@ -245,7 +246,7 @@ async function serve(
     // Damage met while recovering is recorded (the store notes it for /status, and a load that reads
     // it says so); the sessions that can still be read are served rather than none.
     if (!(err instanceof StoreDamagedError)) throw err;
-    log.error({ err: err.message }, "recovery stopped at damaged data");
+    log.error({ err }, "recovery stopped at damaged data");
   }
   sessions.startIdleUnload();
   // config `retention`: a first sweep once serving, then periodically; never blocks the start.
@@ -279,14 +280,14 @@ async function serve(
     else await listenOnFd(app, listenFd);
   } catch (err) {
     await app.close().catch(() => undefined);
-    throw new StartupError(`cannot listen on ${paths.socketPath}: ${(err as Error).message}`, "listen_failed");
+    throw new StartupError(`cannot listen on ${paths.socketPath}: ${errorText(err)}`, "listen_failed");
   }
   let tcp: Awaited<ReturnType<typeof listenTcp>> | undefined;
   try {
     tcp = initial.listen ? await listenTcp(state, paths, initial) : undefined;
   } catch (err) {
     await app.close().catch(() => undefined);
-    const message = (err as Error).message;
+    const message = errorText(err);
     // parseListen's own words already name the setting ("listen: 0.0.0.0 is not a loopback address").
     throw new StartupError(message.startsWith("listen:") ? message : `cannot listen on ${initial.listen}: ${message}`, "listen_failed");
   }
@@ -318,7 +319,7 @@ async function serve(
   const scan = scanStore(store).then(
     (found) => log.info(found, "store integrity scan done"),
     (err: unknown) => {
-      if (!state.draining) log.error({ err: (err as Error)?.message }, "store integrity scan failed");
+      if (!state.draining) log.error({ err }, "store integrity scan failed");
     },
   );
   log.info({ socket: paths.socketPath, build }, "daemon ready");
@@ -330,9 +331,7 @@ async function serve(
   async function stopSessions(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_STOP_BUDGET_MS)));
-    const stops = sessions
-      .liveSessions()
-      .map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err: (err as Error)?.message }, "stopping a session failed")));
+    const stops = sessions.liveSessions().map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err }, "stopping a session failed")));
     await Promise.race([Promise.all(stops), budget]);
     clearTimeout(timer);
     await sessions.shutdown();

@@ -1,6 +1,6 @@
 import { ZodError } from "zod";
 import { RpcError } from "../../shared/jsonrpc.js";
-import { oneSentence, redact } from "../provider/redact.js";
+import { oneSentence, redact } from "../../shared/redact.js";
 
 /** One mapper for everything a handler throws: typed errors pass, the rest is one redacted sentence. */
 export function toRpcError(err: unknown, method: string): RpcError {
