@@ -19,6 +19,7 @@ import type { ClientPort, SessionUpdate } from "./types.js";
 import type { JobTable } from "../tools/jobs.js";
 import type { Checkpoints } from "./checkpoints.js";
 import type { TaskTranscripts } from "./task-transcripts.js";
+import { errorText } from "../../shared/error-text.js";
 
 export interface CommandHostParts {
   session: SettingsHost & {
@@ -125,7 +126,7 @@ export async function turnInputFor(
   try {
     return { ...shown, modelText: await runtime.mcp.promptText(resolved.server, resolved.prompt, resolved.args) };
   } catch (err) {
-    throw RpcError.internal(`The MCP prompt /${resolved.server}:${resolved.prompt} failed: ${(err as Error).message}`);
+    throw RpcError.internal(`The MCP prompt /${resolved.server}:${resolved.prompt} failed: ${errorText(err)}`);
   }
 }
 

@@ -12,11 +12,12 @@ import { ChunkJoiner } from "./ledger-join.js";
 import { isConversation, withMessageId } from "./message-ids.js";
 import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "./list-index.js";
 import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
+import { errorText } from "../../shared/error-text.js";
 
 /** The answer an editor gets when the session could not be saved: the cause in the user's words. */
 export function storeFailureError(err: unknown): RpcError {
   if (err instanceof RpcError) return err;
-  const cause = err instanceof StoreWriteError ? err.message : `the store could not be written: ${(err as Error)?.message ?? String(err)}`;
+  const cause = err instanceof StoreWriteError ? err.message : `the store could not be written: ${errorText(err)}`;
   return RpcError.internal(`The session could not be saved: ${cause}`);
 }
 

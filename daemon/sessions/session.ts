@@ -252,11 +252,11 @@ export class Session implements SettingsHost, DriverHost {
 
   /** A write of this session failed: a running turn stops at once (its end reloads the state). */
   private onStoreFault(err: unknown): void {
-    this.log.error({ err: (err as Error)?.message }, "session write failed");
+    this.log.error({ err }, "session write failed");
     if (this.turns.abortForStoreFault(err)) return;
     void this.turns
       .serially(() => (this.state.fault !== undefined ? this.state.reload() : Promise.resolve()))
-      .catch((e: unknown) => this.log.error({ err: (e as Error)?.message }, "reloading the session after a failed write failed"));
+      .catch((e: unknown) => this.log.error({ err: e }, "reloading the session after a failed write failed"));
   }
 
   /**
@@ -289,7 +289,7 @@ export class Session implements SettingsHost, DriverHost {
     await this.jobs.killAll();
     this.tools.dispose();
     // The history is stored up to its last commit point; a failing disk must not keep the session open.
-    await this.commit().catch((err: unknown) => this.log.warn({ err: (err as Error)?.message }, "final save of a stopping session failed"));
+    await this.commit().catch((err: unknown) => this.log.warn({ err }, "final save of a stopping session failed"));
   }
 
   private hostParts(): CommandHostParts {
