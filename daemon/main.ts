@@ -30,10 +30,11 @@ import { SessionManager } from "./sessions/index.js";
 import { OpenAIChatModel } from "./provider/openai-chat.js";
 import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
 import { effortParams } from "./provider/effort.js";
-import { setSearchStallBound } from "./tools/builtin/search-thread.js";
-import { setEditorTimeoutBound } from "./tools/editor-request.js";
+import { SearchThreads } from "./tools/builtin/search-thread.js";
+import type { DaemonTools } from "./tools/types.js";
 import { sandboxProber } from "./tools/sandbox-probe.js";
 import { RpcError } from "../shared/jsonrpc.js";
+import { errorText } from "../shared/error-text.js";
 import { buildApp } from "./server/app.js";
 import type { DaemonState } from "./server/state.js";
 import type { FastifyInstance } from "fastify";
@@ -128,7 +129,7 @@ export async function createDaemon(options: DaemonOptions): Promise<Daemon> {
     if (!(err instanceof AlreadyRunningError)) {
       // Whatever stopped the start is recorded in words for `reasonix daemon status`.
       const cause = asStartupError(err);
-      log.error({ err: cause.message, reason: cause.reason }, "cannot start");
+      log.error({ err, reason: cause.reason }, `cannot start: ${cause.message}`);
       recordStartError(paths, cause);
       failure = cause;
     }
@@ -205,13 +206,15 @@ async function serve(
 ): Promise<Daemon> {
   const build = currentBuild(env);
   const currentConfig = liveConfig(paths.configFile, initial, env, log);
-  // grep and glob read the bound at each search, so a changed config.json applies to the next one.
-  setSearchStallBound(() => currentConfig().searchTimeoutSeconds * 1000);
+  // Read at each call, so a changed config.json applies to the next one; this daemon's alone.
+  const tools: DaemonTools = {
+    editorTimeoutMs: () => currentConfig().editorTimeoutSeconds * 1000,
+    searches: new SearchThreads(() => currentConfig().searchTimeoutSeconds * 1000),
+  };
   // Probed now, while nothing else runs; sessions wait for the answer before their first command.
   const sandbox = sandboxProber(env.PATH);
   void sandbox();
   const keySources = { daemonEnv: env, envFile: paths.envFile, credentialsFile: paths.credentialsFile };
-  setEditorTimeoutBound(() => currentConfig().editorTimeoutSeconds * 1000);
   const sessions = new SessionManager(
     store,
     {
@@ -233,6 +236,7 @@ async function serve(
       listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
       sandbox,
       hiddenDirs: daemonDirs(paths),
+      tools,
     },
     log,
   );
@@ -242,7 +246,7 @@ async function serve(
     // Damage met while recovering is recorded (the store notes it for /status, and a load that reads
     // it says so); the sessions that can still be read are served rather than none.
     if (!(err instanceof StoreDamagedError)) throw err;
-    log.error({ err: err.message }, "recovery stopped at damaged data");
+    log.error({ err }, "recovery stopped at damaged data");
   }
   sessions.startIdleUnload();
   // config `retention`: a first sweep once serving, then periodically; never blocks the start.
@@ -262,6 +266,7 @@ async function serve(
     idle: () => sessions.liveSessions().every((s) => s.isIdle()),
     plainWindowEnv: basicEnvironment(env),
     sandbox,
+    searchThreads: () => tools.searches.running,
     requestShutdown: (reason) => {
       shuttingDown ??= shutdown(reason);
     },
@@ -275,14 +280,14 @@ async function serve(
     else await listenOnFd(app, listenFd);
   } catch (err) {
     await app.close().catch(() => undefined);
-    throw new StartupError(`cannot listen on ${paths.socketPath}: ${(err as Error).message}`, "listen_failed");
+    throw new StartupError(`cannot listen on ${paths.socketPath}: ${errorText(err)}`, "listen_failed");
   }
   let tcp: Awaited<ReturnType<typeof listenTcp>> | undefined;
   try {
     tcp = initial.listen ? await listenTcp(state, paths, initial) : undefined;
   } catch (err) {
     await app.close().catch(() => undefined);
-    const message = (err as Error).message;
+    const message = errorText(err);
     // parseListen's own words already name the setting ("listen: 0.0.0.0 is not a loopback address").
     throw new StartupError(message.startsWith("listen:") ? message : `cannot listen on ${initial.listen}: ${message}`, "listen_failed");
   }
@@ -314,7 +319,7 @@ async function serve(
   const scan = scanStore(store).then(
     (found) => log.info(found, "store integrity scan done"),
     (err: unknown) => {
-      if (!state.draining) log.error({ err: (err as Error)?.message }, "store integrity scan failed");
+      if (!state.draining) log.error({ err }, "store integrity scan failed");
     },
   );
   log.info({ socket: paths.socketPath, build }, "daemon ready");
@@ -326,9 +331,7 @@ async function serve(
   async function stopSessions(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_STOP_BUDGET_MS)));
-    const stops = sessions
-      .liveSessions()
-      .map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err: (err as Error)?.message }, "stopping a session failed")));
+    const stops = sessions.liveSessions().map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err }, "stopping a session failed")));
     await Promise.race([Promise.all(stops), budget]);
     clearTimeout(timer);
     await sessions.shutdown();

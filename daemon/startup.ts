@@ -8,6 +8,7 @@ import { ensurePrivateDir, homeProblem, SOCKET_PATH_MAX, UntrustedPathError, typ
 import { storeLockHolder } from "../shared/store-lock.js";
 import { ConfigError, readConfigFile, resolveConfig, type DaemonConfig } from "./config/config.js";
 import { StoreDamagedError, StoreLockedError } from "./store/store.js";
+import { errorText } from "../shared/error-text.js";
 
 export class StartupError extends Error {
   override name = "StartupError";
@@ -30,7 +31,7 @@ export class AlreadyRunningError extends Error {
 
 export function asStartupError(err: unknown): StartupError {
   if (err instanceof StartupError) return err;
-  return new StartupError(err instanceof Error ? err.message : String(err), "start_failed");
+  return new StartupError(errorText(err), "start_failed");
 }
 
 /** The folders the daemon needs: the home is a folder, the socket's folders are private and ours. */
@@ -41,7 +42,7 @@ export function prepareFolders(paths: Paths): void {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (err) {
-      throw new StartupError(`cannot create ${dir}: ${(err as Error).message}`, "home_invalid");
+      throw new StartupError(`cannot create ${dir}: ${errorText(err)}`, "home_invalid");
     }
   }
   for (const dir of new Set([paths.runtimeDir, paths.socketDir])) {
@@ -49,7 +50,7 @@ export function prepareFolders(paths: Paths): void {
       ensurePrivateDir(dir);
     } catch (err) {
       if (err instanceof UntrustedPathError) throw new StartupError(err.message, "untrusted_socket");
-      throw new StartupError(`cannot create ${dir}: ${(err as Error).message}`, "start_failed");
+      throw new StartupError(`cannot create ${dir}: ${errorText(err)}`, "start_failed");
     }
   }
   // resolvePaths already chose a short path for a long home; this only trips on a strange system.
@@ -81,7 +82,7 @@ export function classifyStoreError(err: unknown, dbDir: string): StartupError | 
   }
   if (err instanceof StoreDamagedError) return new StartupError(err.message, "store_damaged");
   const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;
-  const detail = String(e?.cause?.message ?? e?.message ?? err);
+  const detail = errorText(e?.cause ?? err);
   const corrupt = [e, e?.cause].some((x) => x?.code === "LEVEL_CORRUPTION" || /Corruption/.test(String(x?.message ?? "")));
   if (corrupt) return new StartupError(`the store at ${dbDir} is damaged: ${detail}`, "store_damaged");
   return new StartupError(`the store at ${dbDir} cannot be opened: ${detail}`, "store_unavailable");

@@ -3,6 +3,7 @@
  * error that names it and shows the command's usage, never silently ignored.
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { errorText } from "./error-text.js";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -26,7 +27,7 @@ export function parseFlags<O extends Options>(args: string[], options: O, usage:
   } catch (err) {
     if (err instanceof UsageError) throw err;
     // parseArgs words its errors well ("Unknown option '--modle'"); the usage says what is known.
-    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ""), usage);
+    throw new UsageError(errorText(err).replace(/\. To specify a positional argument.*$/s, ""), usage);
   }
 }
 

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, statSync, type Stats } from "node:fs";
 import { userInfo } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { errorText } from "./error-text.js";
 
 /** Every place the daemon and the shim agree on (DESIGN §3 "Places"). */
 export interface Paths {
@@ -171,7 +172,7 @@ export function homeProblem(paths: Pick<Paths, "home">): string | undefined {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return undefined; // the daemon creates it
     if (code === "ENOTDIR") return `REASONIX_HOME ${paths.home} is not a folder (a part of its path is a file)`;
-    return `REASONIX_HOME ${paths.home}: ${(err as Error).message}`;
+    return `REASONIX_HOME ${paths.home}: ${errorText(err)}`;
   }
   return undefined;
 }

@@ -4,11 +4,12 @@
  * editor waits for every one of them.
  */
 import { runAcp } from "./acp.js";
+import { errorText } from "../shared/error-text.js";
 
 // A client that closed our stderr gets no diagnostics; a write it cannot take must not crash us.
 process.stderr.on("error", () => undefined);
 
 runAcp(process.argv.slice(3)).catch((err: unknown) => {
-  process.stderr.write(`reasonix acp: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`reasonix acp: ${errorText(err)}\n`);
   process.exit(1);
 });

@@ -11,6 +11,7 @@ import { parseFlags, reportUsage, type UsageError } from "../shared/cli.js";
 import { connectOrStart, DaemonUnavailableError, readDaemonInfo, takeUmask } from "./connect.js";
 import { exactId, PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 import { isRunning } from "./daemon-process.js";
+import { errorText } from "../shared/error-text.js";
 
 interface Source {
   pause(): void;
@@ -268,7 +269,7 @@ export async function runAcp(args: string[]): Promise<void> {
   } catch (err) {
     // No daemon: the cause goes to stderr once, and to the editor as the error of every request it
     // sends (the ones already queued and every later one) until it closes stdin. Never a silent exit.
-    const message = (err as Error).message;
+    const message = errorText(err);
     const reason = err instanceof DaemonUnavailableError ? err.reason : "daemon_unavailable";
     unavailable = { message, data: { reason, logPath: paths.logFile } };
     process.stderr.write(`reasonix acp: ${message}\n`);

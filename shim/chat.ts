@@ -11,6 +11,7 @@ import { parseFlags } from "../shared/cli.js";
 import { resolvePaths } from "../shared/paths.js";
 import { connectOrStart, takeUmask } from "./connect.js";
 import { Renderer, usageLine } from "./chat-render.js";
+import { errorText } from "../shared/error-text.js";
 
 export const CHAT_USAGE = `usage: reasonix chat [--cwd DIR] [--model provider/model] [-p PROMPT] [--session ID]
        reasonix attach SESSION
@@ -95,7 +96,7 @@ export async function runChat(args: string[], attachTo?: string): Promise<void> 
     const replay: Update[] = [];
     onUpdate = (u) => replay.push(u);
     await peer.request("session/load", { sessionId, cwd, mcpServers: [] }).catch((err: unknown) => {
-      out.error(`Cannot attach to ${sessionId}: ${(err as Error).message}`);
+      out.error(`Cannot attach to ${sessionId}: ${errorText(err)}`);
       finish(1);
     });
     const starts = replay.flatMap((u, i) => (u.sessionUpdate === "user_message_chunk" ? [i] : []));
@@ -121,7 +122,7 @@ export async function runChat(args: string[], attachTo?: string): Promise<void> 
         out.error(NO_KEY_HELP);
         return 2;
       }
-      out.error(`Error: ${(err as Error).message}`);
+      out.error(`Error: ${errorText(err)}`);
       return 1;
     } finally {
       running = false;
@@ -226,7 +227,7 @@ export async function runChat(args: string[], attachTo?: string): Promise<void> 
       if (running || elsewhere) {
         const method = queueMode ? ENQUEUE : STEER;
         const params = queueMode ? { sessionId, text, intent: "followup" } : { sessionId, prompt: [{ type: "text", text }] };
-        const r = (await peer.request(method, params).catch((err: unknown) => ({ error: (err as Error).message }))) as { disposition?: string; error?: string };
+        const r = (await peer.request(method, params).catch((err: unknown) => ({ error: errorText(err) }))) as { disposition?: string; error?: string };
         out.info(r.error ? `not sent: ${r.error}` : r.disposition === "steer_accepted" ? "steer accepted" : "queued as a follow-up");
         return;
       }

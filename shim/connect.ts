@@ -12,6 +12,7 @@ import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_UMASK, 
 import { BIN_PATH, currentBuild } from "../shared/build.js";
 import { httpOverSocket, isRunning } from "./daemon-process.js";
 import { daemonEnvironment } from "../shared/environment.js";
+import { errorText } from "../shared/error-text.js";
 
 export const SHIM_BUILD = currentBuild();
 const HANDSHAKE_TIMEOUT_MS = 3000;
@@ -230,10 +231,7 @@ export async function connectOrStart(paths: Paths, opts: WindowOptions & { autos
     } catch (err) {
       if (err instanceof DaemonUnavailableError) throw err;
       if (!isMissingDaemon(err) && Date.now() > deadline) {
-        throw new DaemonUnavailableError(
-          `cannot reach the daemon at ${paths.socketPath}: ${(err as Error).message}; see ${paths.logFile}`,
-          "daemon_not_answering",
-        );
+        throw new DaemonUnavailableError(`cannot reach the daemon at ${paths.socketPath}: ${errorText(err)}; see ${paths.logFile}`, "daemon_not_answering");
       }
       if (Date.now() > deadline) {
         const cause = noAnswerCause(paths);

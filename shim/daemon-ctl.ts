@@ -4,6 +4,7 @@ import { homeProblem, resolvePaths, socketTrustProblem, type Paths } from "../sh
 import { storeLockHolder } from "../shared/store-lock.js";
 import { connectOrStart, noAnswerCause, readDaemonInfo } from "./connect.js";
 import { httpOverSocket, isRunning } from "./daemon-process.js";
+import { errorText } from "../shared/error-text.js";
 
 /**
  * Why no daemon answers, as the daemon itself would say it: the cheap checks again (home, socket
@@ -20,7 +21,7 @@ async function whyNotRunning(paths: Paths): Promise<{ reason: string; kind: stri
     const { readConfigFile, resolveConfig } = await import("../daemon/config/config.js");
     resolveConfig(readConfigFile(paths.configFile), process.env);
   } catch (err) {
-    return { reason: (err as Error).message, kind: "config_invalid" };
+    return { reason: errorText(err), kind: "config_invalid" };
   }
   if (storeLockHolder(paths.dbDir)) {
     const held = noAnswerCause(paths);

@@ -3,6 +3,7 @@
  * of the daemon and starts fast.
  */
 import { parseFlags, reportUsage, UsageError } from "../shared/cli.js";
+import { errorText } from "../shared/error-text.js";
 
 const [command, ...rest] = process.argv.slice(2);
 
@@ -76,6 +77,6 @@ main().catch((err: unknown) => {
     reportUsage(command ?? "", err);
     return;
   }
-  process.stderr.write(`reasonix: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`reasonix: ${errorText(err)}\n`);
   process.exit(1);
 });

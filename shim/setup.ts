@@ -7,6 +7,7 @@ import { createInterface } from "node:readline/promises";
 import { resolvePaths } from "../shared/paths.js";
 import { parseFlags } from "../shared/cli.js";
 import { parseConfigText, type ConfigFile, DEEPSEEK_DEFAULT_BASE_URL, DEEPSEEK_MODELS } from "../daemon/config/config.js";
+import { errorText } from "../shared/error-text.js";
 
 export const SETUP_USAGE = `usage: reasonix setup [--provider NAME] [--base-url URL] [--models a,b] [--api-key-env NAME]
                       [--model provider/model] [--api-key KEY | --no-key] [--no-check]
@@ -22,7 +23,7 @@ async function checkKey(baseUrl: string, key: string): Promise<KeyCheck> {
     res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(8000) });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    return { kind: "unchecked", detail: `could not reach ${url} (${cause?.code ?? cause?.message ?? (err as Error).message})` };
+    return { kind: "unchecked", detail: `could not reach ${url} (${cause?.code ?? cause?.message ?? errorText(err)})` };
   }
   const text = await res.text().catch(() => "");
   if (res.status === 401 || res.status === 403) {

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import type { AuthenticateRequest, InitializeRequest } from "../../shared/acp-schemas.js";
 import { toClientCaps } from "./client-caps.js";
 import { reasonixCapabilities } from "./reasonix-ext.js";
+import { errorText } from "../../shared/error-text.js";
 
 /** The only protocol major this agent speaks; any request gets it back (ACP version negotiation). */
 export const PROTOCOL_VERSION = 1;
@@ -54,7 +55,7 @@ export function logout(_params: unknown, conn: AcpWindow): Record<string, never>
   try {
     rmSync(file, { force: true });
   } catch (err) {
-    throw RpcError.internal(`Could not remove the stored keys at ${file}: ${(err as Error).message}`);
+    throw RpcError.internal(`Could not remove the stored keys at ${file}: ${errorText(err)}`);
   }
   conn.log.info("logout: stored provider keys removed");
   return {};

@@ -23,6 +23,7 @@ import {
   type SummaryContext,
 } from "./compaction.js";
 import type { GoalState } from "./goal.js";
+import { errorText } from "../../shared/error-text.js";
 
 /** What compaction needs of a session (a part of SessionPort). */
 export interface CompactionPort {
@@ -109,7 +110,7 @@ export async function compact(
     else if (!summary) error = "the model returned an empty summary";
   } catch (err) {
     if (signal.aborted) return { kind: "cancelled" };
-    error = err instanceof Error ? err.message : String(err);
+    error = errorText(err);
   }
 
   // Anything appended while the summary was written (nothing, today) stays after the kept turns.

@@ -8,6 +8,7 @@ import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { ChatMessage, ChatModel, Delta, RoundResult, ToolSpec, Usage } from "../provider/types.js";
 import type { ToolCallRequest } from "../tools/runner.js";
 import { keepCutShort, keepOverBound } from "./cut-short.js";
+import { errorText } from "../../shared/error-text.js";
 
 export type { ToolCallRequest };
 
@@ -127,7 +128,7 @@ export async function runModelLoop(host: ModelLoopHost, model: ChatModel, signal
         try {
           output = await host.runTool(call, signal);
         } catch (err) {
-          output = `Tool error: ${(err as Error).message}`;
+          output = `Tool error: ${errorText(err)}`;
         }
       }
       // Every tool call gets its result, even on cancel, so the history stays well-formed.

@@ -14,6 +14,7 @@ import { continuationText, GOAL_NOTE, nextGoalStep } from "./goal.js";
 import type { SessionPort } from "./session-port.js";
 import { turnStartSlot } from "./turn-start.js";
 import { WindowHold, type HeldTurn } from "./window-hold.js";
+import { errorText } from "../../shared/error-text.js";
 
 export interface TurnInput<W> {
   origin: W | undefined;
@@ -209,7 +210,7 @@ export class TurnRunner<W> {
       stopReason = "cancelled";
       failure = undefined;
     }
-    const error = failure === undefined ? undefined : failure instanceof Error ? failure.message : String(failure);
+    const error = failure === undefined ? undefined : errorText(failure);
     port.mark({ type: "turn_end", turnId: turn.id, ...(error ? { error } : { stopReason }) });
     const outcome = port.settleOutcome(
       error ? "error" : stopReason === "cancelled" ? "cancelled" : stopReason === "max_turn_requests" ? "max_turn_requests" : "completed",
@@ -224,7 +225,7 @@ export class TurnRunner<W> {
     }
     if (failure !== undefined) {
       port.notifyStatus("error");
-      port.log.warn({ turnId: turn.id, error }, "turn failed");
+      port.log.warn({ turnId: turn.id, err: failure }, "turn failed");
       throw failure instanceof RpcError ? failure : RpcError.internal("The turn failed inside the agent.");
     }
     port.notifyStatus(outcome === "paused" ? "pause" : "completion");
@@ -309,7 +310,7 @@ export class TurnRunner<W> {
    * hear why (live only: the store cannot take it now), and the prompt fails with the cause.
    */
   private async endWithStoreFault(turn: ActiveTurn<W>, err: unknown): Promise<never> {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorText(err);
     turn.open = false;
     this.active = undefined;
     await this.port.recoverFromStoreFault(turn.id, message);

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { DURATION_HINT, parseDuration } from "../../shared/duration.js";
+import { errorText } from "../../shared/error-text.js";
 
 export interface CompactionConfig {
   auto: boolean;
@@ -179,7 +180,7 @@ export function parseConfigText(text: string, source: string): ConfigFile {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`${source} is not valid JSON: ${(err as Error).message}`);
+    throw new ConfigError(`${source} is not valid JSON: ${errorText(err)}`);
   }
   const parsed = ConfigFile.safeParse(raw);
   if (!parsed.success) {
@@ -199,7 +200,7 @@ export function readConfigFile(path: string): ConfigFile {
     text = readFileSync(path, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new ConfigError(`cannot read ${path}: ${(err as Error).message}`);
+    throw new ConfigError(`cannot read ${path}: ${errorText(err)}`);
   }
   return parseConfigText(text, path);
 }

@@ -36,7 +36,7 @@ export function liveConfig(file: string, initial: DaemonConfig, env: NodeJS.Proc
         config = resolveConfig(readConfigFile(file), env);
         log.info("configuration reloaded");
       } catch (err) {
-        log.warn({ err: (err as Error).message }, "configuration change ignored");
+        log.warn({ err }, "configuration change ignored");
       }
     }
     return config;

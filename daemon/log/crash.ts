@@ -4,10 +4,11 @@
  * synchronously: the process is about to end, and the async log may never flush.
  */
 import { appendFileSync } from "node:fs";
+import { redact } from "../../shared/redact.js";
 
 export function crashEntry(err: unknown, kind: string): string {
   const stack = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
-  return `${new Date().toISOString()} pid ${process.pid} ${kind}: ${stack}\n`;
+  return `${new Date().toISOString()} pid ${process.pid} ${kind}: ${redact(stack)}\n`;
 }
 
 export function recordCrashes(crashFile: string): void {

@@ -1,5 +1,6 @@
 import { renameSync, rmSync, statSync } from "node:fs";
 import { pino, type Logger } from "pino";
+import { redact } from "../../shared/redact.js";
 
 type Destination = ReturnType<typeof pino.destination>;
 
@@ -21,6 +22,40 @@ const REDACT = [
 ];
 
 export type { Logger };
+
+/** What a logged error keeps beside its type, message and stack: what names an OS or HTTP fault. */
+const ERROR_FIELDS = ["code", "errno", "syscall", "status", "reason", "signal", "exitCode"] as const;
+const MAX_NON_ERROR_CHARS = 2000;
+
+/**
+ * The `err` of a log line: pino's standard serializer (type, message and stack, each with its
+ * causes' appended), then only the fields above, every text through `redact`. An error can carry
+ * what was sent or received (the openai SDK's `headers` and `error` body, a request's options):
+ * those fields are never copied, and a key a provider echoed in a message is blanked.
+ */
+export function serializeError(err: unknown): unknown {
+  if (err === undefined || err === null) return err;
+  const full = pino.stdSerializers.err(err as Error) as unknown;
+  if (full === err || typeof full !== "object" || full === null) {
+    let text: string;
+    try {
+      text = typeof err === "string" ? err : (JSON.stringify(err) ?? String(err));
+    } catch {
+      text = String(err);
+    }
+    return redact(text.length > MAX_NON_ERROR_CHARS ? `${text.slice(0, MAX_NON_ERROR_CHARS)}…` : text);
+  }
+  const f = full as Record<string, unknown>;
+  const out: Record<string, unknown> = { type: f.type, message: redact(String(f.message ?? "")) };
+  if (typeof f.stack === "string") out.stack = redact(f.stack);
+  for (const key of ERROR_FIELDS) {
+    const v = f[key];
+    if (typeof v === "number" || typeof v === "boolean") out[key] = v;
+    else if (typeof v === "string") out[key] = redact(v);
+  }
+  if (Array.isArray(f.aggregateErrors)) out.aggregateErrors = (f.aggregateErrors as Array<{ raw?: unknown }>).map((e) => serializeError(e.raw ?? e));
+  return out;
+}
 
 const closers = new WeakMap<Logger, () => Promise<void>>();
 
@@ -120,7 +155,7 @@ export function createLogger(logFile: string | undefined, level = process.env.RE
     },
     flush: (cb?: (err?: Error) => void): void => (closed ? cb?.() : dest.flush(cb)),
   };
-  const logger = pino({ level, base: { pid: process.pid }, redact: { paths: REDACT, censor: "[redacted]" } }, sink);
+  const logger = pino({ level, base: { pid: process.pid }, serializers: { err: serializeError }, redact: { paths: REDACT, censor: "[redacted]" } }, sink);
   rotations.set(logger, (next) => {
     limits = next;
   });

@@ -10,6 +10,7 @@ import type { Logger } from "../log/log.js";
 import type { McpServer } from "../../shared/acp-schemas.js";
 import { endTree, processTree } from "./process-tree.js";
 import type { InteractionRequest, InteractionResult } from "./interaction.js";
+import { errorText } from "../../shared/error-text.js";
 
 export interface McpToolInfo {
   server: string;
@@ -126,7 +127,7 @@ export class McpHub {
         };
         if (!this.interact) return { action: "decline" };
         return this.interact(ask, extra.signal).catch((err: unknown) => {
-          this.log.warn({ server: state.name, err: (err as Error)?.message }, "MCP elicitation failed; cancelled");
+          this.log.warn({ server: state.name, err }, "MCP elicitation failed; cancelled");
           return { action: "cancel" as const };
         });
       });
@@ -161,7 +162,7 @@ export class McpHub {
         // connect() spawns at once: the process exists from here, whether or not it ever answers.
         if (transport.pid !== null) state.pid = transport.pid;
         await connecting.catch((err: unknown) => {
-          throw new Error(`${(err as Error).message}${stderrTail ? ` (${stderrTail.trim().split("\n").at(-1)})` : ""}`);
+          throw new Error(`${errorText(err)}${stderrTail ? ` (${stderrTail.trim().split("\n").at(-1)})` : ""}`, { cause: err });
         });
       }
       state.client = client;
@@ -189,8 +190,8 @@ export class McpHub {
       this.log.info({ server: state.name, tools: state.tools.length, prompts: state.prompts.length }, "MCP server connected");
     } catch (err) {
       state.status = "failed";
-      state.error = (err as Error).message.split("\n")[0] ?? "";
-      this.log.warn({ server: state.name, error: state.error }, "MCP server failed to connect");
+      state.error = errorText(err).split("\n")[0] ?? "";
+      this.log.warn({ server: state.name, err }, "MCP server failed to connect");
     }
   }
 

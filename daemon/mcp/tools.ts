@@ -6,6 +6,7 @@
  */
 import type { Tool, ToolResult } from "../tools/types.js";
 import { mcpToolName, type McpHub, type McpToolInfo } from "./hub.js";
+import { errorText } from "../../shared/error-text.js";
 
 function asTool(hub: McpHub, info: McpToolInfo): Tool {
   const name = mcpToolName(info.server, info.name);
@@ -35,7 +36,7 @@ function asTool(hub: McpHub, info: McpToolInfo): Tool {
                 content: [{ type: "content", content: { type: "text", text: r.text } }],
               };
             } catch (err) {
-              return { output: `Tool error: ${(err as Error).message}`, failed: true };
+              return { output: `Tool error: ${errorText(err)}`, failed: true };
             }
           },
         },

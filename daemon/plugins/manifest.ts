@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import { CONFIG_BOUNDARY, type Head, OutsideError, outsideNotice, readHead, realPathInside } from "../tools/read-head.js";
 import { resolveReal } from "../tools/workspace.js";
+import { errorText } from "../../shared/error-text.js";
 
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 
@@ -144,7 +145,7 @@ async function readPlugin(pluginsDir: string, folder: string, inside: readonly s
   } catch (err) {
     if (err instanceof OutsideError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === "ENOENT" ? "has no manifest.json" : `cannot read manifest.json: ${(err as Error).message}`);
+    throw new Error(code === "ENOENT" ? "has no manifest.json" : `cannot read manifest.json: ${errorText(err)}`);
   }
   if (!head) throw new Error("manifest.json is not a regular file");
   if (!head.complete) throw new Error(`manifest.json is larger than ${MAX_MANIFEST_BYTES / 1024} KiB`);
@@ -153,7 +154,7 @@ async function readPlugin(pluginsDir: string, folder: string, inside: readonly s
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new Error(`manifest.json is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`manifest.json is not valid JSON: ${errorText(err)}`);
   }
   const parsed = Manifest.safeParse(raw);
   if (!parsed.success) throw new Error(`manifest.json: ${formatIssues(parsed.error.issues)}`);
@@ -189,7 +190,7 @@ export async function loadPlugins(pluginsDir: string, opts: { strict: boolean })
     folders = (await readdir(pluginsDir)).filter((f) => !f.startsWith(".")).sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT" || outside(err)) return { plugins: [], errors: [], skipped };
-    const message = `cannot read plugins folder ${pluginsDir}: ${(err as Error).message}`;
+    const message = `cannot read plugins folder ${pluginsDir}: ${errorText(err)}`;
     if (opts.strict) throw new PluginLoadError([message]);
     return { plugins: [], errors: [message], skipped };
   }
@@ -207,7 +208,7 @@ export async function loadPlugins(pluginsDir: string, opts: { strict: boolean })
       await realPathInside(path, inside);
       plugins.push(await readPlugin(pluginsDir, folder, inside));
     } catch (err) {
-      if (!outside(err)) errors.push(`plugin "${folder}" (${path}): ${(err as Error).message}`);
+      if (!outside(err)) errors.push(`plugin "${folder}" (${path}): ${errorText(err)}`);
     }
   }
   if (opts.strict && errors.length) throw new PluginLoadError(errors);

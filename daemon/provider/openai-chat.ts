@@ -6,7 +6,7 @@ import type OpenAI from "openai";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { ChatMessage, ChatModel, Delta, RoundRequest, RoundResult, Usage } from "./types.js";
 import type { Endpoint } from "./registry.js";
-import { oneSentence, redact } from "./redact.js";
+import { oneSentence, redact } from "../../shared/redact.js";
 import { DEFAULT_RETRY_POLICY, describeFault, type Fault, type RetryPolicy } from "./faults.js";
 import { classify, streamRound } from "./round-stream.js";
 import { nodeFetch } from "./node-fetch.js";

@@ -10,6 +10,7 @@ import type { Delta, RoundResult } from "./types.js";
 import type { EventBody } from "./event-body.js";
 import { SseEventTooLarge } from "./sse.js";
 import type { RoundCut } from "./round-limits.js";
+import { errorText } from "../../shared/error-text.js";
 
 export interface Accumulator {
   readonly finishReason: string | null;
@@ -144,7 +145,7 @@ export function classify(err: unknown, responded: boolean): Fault {
     error?: { message?: unknown };
     cause?: { code?: string; cause?: { code?: string } };
   };
-  const message = e?.message ?? String(err);
+  const message = errorText(err);
   // The SDK's error classes carry no `name` of their own.
   const name = (err as { constructor?: { name?: string } } | undefined)?.constructor?.name ?? "";
   if (typeof e?.status === "number") return { kind: "http", status: e.status, message, retryAfterMs: retryAfterMs(e.headers) };

@@ -35,7 +35,7 @@ export function startTimeOf(pid: number): string | undefined {
 }
 
 export function jobHooks(store: Store, sessionId: string, log: Logger): JobHooks {
-  const failed = (err: unknown): void => log.warn({ err: (err as Error)?.message }, "recording a background job failed");
+  const failed = (err: unknown): void => log.warn({ err }, "recording a background job failed");
   return {
     started: (job) => {
       const startTime = job.pid !== undefined ? startTimeOf(job.pid) : undefined;

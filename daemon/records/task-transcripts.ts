@@ -36,7 +36,7 @@ export class TaskTranscripts {
         const n = this.next++;
         await this.store.batch([{ type: "put", key: taskKeys.task(this.sessionId, n), value: t }], false);
       })
-      .catch((err: unknown) => this.log.warn({ err: (err as Error)?.message }, "keeping a subagent's transcript failed"));
+      .catch((err: unknown) => this.log.warn({ err }, "keeping a subagent's transcript failed"));
   }
 
   /** `/tasks`: the list; `/tasks N`: one transcript. */

@@ -10,7 +10,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Registry } from "prom-client";
 import { keys } from "../store/store.js";
-import { searchWorkersRunning } from "../tools/builtin/search-thread.js";
 import type { DaemonState } from "./state.js";
 
 async function buildRegistry(state: DaemonState): Promise<Registry> {
@@ -44,7 +43,7 @@ async function buildRegistry(state: DaemonState): Promise<Registry> {
   );
   gauge("reasonix_inbox_depth", "Pending inbox items across live sessions.", () => live().reduce((n, s) => n + s.operatorStatus().inbox.depth, 0));
   gauge("reasonix_model_rounds", "Model rounds run by live sessions.", () => live().reduce((n, s) => n + s.operatorStatus().modelRounds, 0));
-  gauge("reasonix_search_threads", "grep and glob searches running on their own threads.", () => searchWorkersRunning());
+  gauge("reasonix_search_threads", "grep and glob searches running on their own threads.", () => state.searchThreads());
   return registry;
 }
 

@@ -18,6 +18,8 @@ export interface DaemonState {
   plainWindowEnv: Record<string, string>;
   /** Whether commands run sandboxed on this machine, and why not when they don't. */
   sandbox(): Promise<SandboxStatus>;
+  /** grep and glob threads this daemon runs now. */
+  searchThreads(): number;
   /** Asks the daemon to stop cleanly (admin route, signals, idle timer). */
   requestShutdown(reason: string): void;
 }

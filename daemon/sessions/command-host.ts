@@ -19,6 +19,7 @@ import type { ClientPort, SessionUpdate } from "./types.js";
 import type { JobTable } from "../tools/jobs.js";
 import type { Checkpoints } from "../records/checkpoints.js";
 import type { TaskTranscripts } from "../records/task-transcripts.js";
+import { errorText } from "../../shared/error-text.js";
 
 export interface CommandHostParts {
   /** What a command asks of the session itself. */
@@ -125,7 +126,7 @@ export async function turnInputFor(
   try {
     return { ...shown, modelText: await runtime.mcp.promptText(resolved.server, resolved.prompt, resolved.args) };
   } catch (err) {
-    throw RpcError.internal(`The MCP prompt /${resolved.server}:${resolved.prompt} failed: ${(err as Error).message}`);
+    throw RpcError.internal(`The MCP prompt /${resolved.server}:${resolved.prompt} failed: ${errorText(err)}`);
   }
 }
 

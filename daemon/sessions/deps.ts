@@ -5,6 +5,7 @@ import type { DaemonConfig } from "../config/config.js";
 import type { ChatModel } from "../provider/types.js";
 import type { GoalBounds } from "../agent/goal.js";
 import type { SandboxStatus } from "../tools/sandbox-probe.js";
+import type { DaemonTools } from "../tools/types.js";
 
 export interface SessionDeps {
   store: Store;
@@ -22,4 +23,6 @@ export interface SessionDeps {
   sandbox(): Promise<SandboxStatus>;
   /** The daemon's own folders (config, state, runtime, socket): absent inside the sandbox. */
   hiddenDirs: readonly string[];
+  /** The editor bound and search threads every session's tools share (this daemon's, not the process's). */
+  tools: DaemonTools;
 }

@@ -9,6 +9,7 @@ import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log/log.js";
 import type { Inbox, InboxItem, Intent } from "../inbox/inbox.js";
 import type { StopReason } from "./types.js";
+import { errorText } from "../../shared/error-text.js";
 
 /** What the driver needs of its session (the Session implements it). */
 export interface DriverHost {
@@ -128,7 +129,7 @@ export class InboxDriver {
     if (this.reloadQueued) {
       const reload = this.reloadQueued;
       this.reloadQueued = undefined;
-      await reload().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, "queued reload failed"));
+      await reload().catch((err: unknown) => this.log.warn({ err }, "queued reload failed"));
     }
     const item = this.inbox.nextQueued();
     if (!item) return;
@@ -138,8 +139,8 @@ export class InboxDriver {
       await this.session.runFollowup(item);
       await this.inbox.remove(item.id);
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      this.log.warn({ itemId: item.id, reason }, "follow-up could not run");
+      const reason = errorText(err);
+      this.log.warn({ itemId: item.id, err }, "follow-up could not run");
       await this.inbox.setState(item.id, "blocked", reason).catch(() => undefined);
     } finally {
       this.pumping = false;

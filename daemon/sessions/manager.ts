@@ -74,9 +74,7 @@ export class SessionManager {
     // A disk that filled up has room again: sessions whose writes failed put that in their ledgers.
     store.onRecovered(() => {
       for (const session of this.live.values()) {
-        session
-          .repairAfterStoreFault()
-          .catch((err: unknown) => this.log.error({ sessionId: session.id, err: (err as Error)?.message }, "repair after a store failure failed"));
+        session.repairAfterStoreFault().catch((err: unknown) => this.log.error({ sessionId: session.id, err }, "repair after a store failure failed"));
       }
     });
   }
@@ -90,7 +88,7 @@ export class SessionManager {
         await step();
       } catch (err) {
         if (!(err instanceof StoreDamagedError)) throw err;
-        this.log.error({ err: err.message }, `recovery: ${what} skipped over damage`);
+        this.log.error({ err }, `recovery: ${what} skipped over damage`);
       }
     };
     // Deletes a daemon that died left half done: what is left of those sessions goes first.
@@ -224,7 +222,7 @@ export class SessionManager {
       if (record.status === "running") {
         await session.markInterrupted().then(
           () => this.log.info({ sessionId: id }, "marked interrupted turn"),
-          (err: unknown) => this.log.error({ sessionId: id, err: (err as Error)?.message }, "could not mark an interrupted turn"),
+          (err: unknown) => this.log.error({ sessionId: id, err }, "could not mark an interrupted turn"),
         );
       }
       return session;
@@ -336,7 +334,7 @@ export class SessionManager {
       // it leaves memory (it still loads by id), so windows that open sessions in bulk cost nothing after.
       if (alone && s.record.title === undefined && s.isIdle()) {
         this.live.delete(s.id);
-        this.unload(s).catch((err: unknown) => this.log.warn({ sessionId: s.id, err: (err as Error)?.message }, "unloading an unused session failed"));
+        this.unload(s).catch((err: unknown) => this.log.warn({ sessionId: s.id, err }, "unloading an unused session failed"));
       }
     }
   }
@@ -364,7 +362,7 @@ export class SessionManager {
           this.live.delete(s.id);
           this.unloadedIdle++;
           this.log.info({ sessionId: s.id }, "unloaded an idle session");
-          this.unload(s).catch((err: unknown) => this.log.warn({ sessionId: s.id, err: (err as Error)?.message }, "unloading an idle session failed"));
+          this.unload(s).catch((err: unknown) => this.log.warn({ sessionId: s.id, err }, "unloading an idle session failed"));
         }
       }
     };

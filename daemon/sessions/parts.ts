@@ -174,6 +174,7 @@ function toolsOf(given: Given, base: Base, memory: ApprovalMemory, notifyStatus:
     broker: base.broker,
     recordDecision: base.recordDecision,
     allowPrivateNetwork: () => deps.config().webFetch.allowPrivateNetwork,
+    daemonTools: deps.tools,
     controls: {
       mode: () => record.mode,
       approvePlan: (plan: string, steps: string[] | undefined, toolCallId: string, signal: AbortSignal) =>

@@ -14,6 +14,7 @@
 import type { Logger } from "../log/log.js";
 import { keys, type Store } from "../store/store.js";
 import type { LedgerEntry, SessionRecord } from "./types.js";
+import { errorText } from "../../shared/error-text.js";
 
 export interface PruneFilter {
   /** Only sessions whose last activity is older than this. */
@@ -78,7 +79,7 @@ export async function pruneSessions(host: PruneHost, filter: PruneFilter, opts: 
     try {
       reason = opts.dryRun ? await host.inUse(session.sessionId) : await host.removeUnused(session.sessionId);
     } catch (err) {
-      reason = `it could not be removed: ${(err as Error).message}`;
+      reason = `it could not be removed: ${errorText(err)}`;
     }
     if (reason) result.kept.push({ ...session, reason });
     else result.removed.push(session);
@@ -158,7 +159,7 @@ export class RetentionSweeper {
         }
         for (const s of result.kept) this.log.debug({ sessionId: s.sessionId, rule: pass.rule, reason: s.reason }, "retention kept a session in use");
       } catch (err) {
-        this.log.warn({ rule: pass.rule, err: (err as Error)?.message }, "retention sweep failed");
+        this.log.warn({ rule: pass.rule, err }, "retention sweep failed");
       }
     }
   }

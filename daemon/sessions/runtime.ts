@@ -17,6 +17,7 @@ import type { InteractionRequest, InteractionResult } from "../mcp/interaction.j
 import { mcpTools } from "../mcp/tools.js";
 import type { SessionTools } from "./session-tools.js";
 import type { ClientPort } from "./types.js";
+import { errorText } from "../../shared/error-text.js";
 
 /** How long the first turn waits for MCP servers still starting. */
 const MCP_READY_MS = 15_000;
@@ -148,7 +149,7 @@ export class SessionRuntime {
     try {
       ({ plugins, skipped: pluginsSkipped } = await loadPlugins(join(this.host.configDir, "plugins"), { strict: true }));
     } catch (err) {
-      throw RpcError.internal(`Reload failed, the previous extensions stay active: ${(err as Error).message}`);
+      throw RpcError.internal(`Reload failed, the previous extensions stay active: ${errorText(err)}`);
     }
     // MCP servers restart too; their tools join the list now, the one time it may change.
     await this.hub.close();

@@ -17,6 +17,7 @@ import type { GoalState } from "../agent/goal.js";
 import type { Usage } from "../provider/types.js";
 import { titleFrom } from "./prompt-text.js";
 import type { ChatMessage, LedgerBody, LedgerEntry, SessionRecord, SessionUpdate } from "./types.js";
+import { errorText } from "../../shared/error-text.js";
 
 /** The controls a user changes (settings.ts): set together, persisted at the next commit. */
 export type Controls = Pick<SessionRecord, "mode" | "model" | "effort" | "toolApproval" | "goal">;
@@ -36,7 +37,7 @@ export async function storedConversation(store: Store, record: SessionRecord): P
 /** The answer an editor gets when the session could not be saved: the cause in the user's words. */
 export function storeFailureError(err: unknown): RpcError {
   if (err instanceof RpcError) return err;
-  const cause = err instanceof StoreWriteError ? err.message : `the store could not be written: ${(err as Error)?.message ?? String(err)}`;
+  const cause = err instanceof StoreWriteError ? err.message : `the store could not be written: ${errorText(err)}`;
   return RpcError.internal(`The session could not be saved: ${cause}`);
 }
 

@@ -12,7 +12,7 @@ import { routedFiles } from "../tools/editor-files.js";
 import { ApprovalMemory, isPreset, type Preset } from "../tools/permissions.js";
 import { runToolCall, type RunnerHost, type ToolCallRequest } from "../tools/runner.js";
 import { realRoots } from "../tools/workspace.js";
-import type { FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "../tools/types.js";
+import type { DaemonTools, FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "../tools/types.js";
 import type { JobTable } from "../tools/jobs.js";
 import type { Sandbox, SessionSandbox } from "../tools/sandbox.js";
 import type { ToolSpec } from "../provider/types.js";
@@ -32,6 +32,8 @@ export interface SessionToolsHost {
   controls: ToolControls;
   /** config.json's `webFetch.allowPrivateNetwork`, read per call (the daemon re-reads the file). */
   allowPrivateNetwork(): boolean;
+  /** The daemon's editor bound and search threads. */
+  daemonTools: DaemonTools;
   jobs: JobTable;
   /** Where the session's commands run confined (tools/sandbox.ts). */
   sandbox: SessionSandbox;
@@ -71,7 +73,8 @@ export class SessionTools {
 
   /** Files as the tools reach them (the editor's buffers when it offers fs), for /undo and /redo. */
   restoreFiles(signal: AbortSignal): FileAccess {
-    return routedFiles(this.host.record.id, (cap) => this.host.router.pick(cap), localFiles(sessionUmask(this.host.record)), signal);
+    const { host } = this;
+    return routedFiles(host.record.id, (cap) => host.router.pick(cap), localFiles(sessionUmask(host.record)), signal, host.daemonTools.editorTimeoutMs());
   }
 
   /** Where a command of this session would run now (plugin actions add their own folder as readable). */
@@ -138,6 +141,7 @@ export class SessionTools {
         // Exactly the session's recorded environment: never the daemon's own, never another window's.
         const env = host.env();
         const umask = sessionUmask(record);
+        const editorMs = host.daemonTools.editorTimeoutMs();
         return {
           sessionId: record.id,
           cwd,
@@ -145,10 +149,11 @@ export class SessionTools {
           env,
           umask,
           signal: sig,
-          files: checkpointed(routedFiles(record.id, pick, localFiles(umask), sig)),
+          files: checkpointed(routedFiles(record.id, pick, localFiles(umask), sig, editorMs)),
           snapshots: this.snapshots,
           allowPrivateNetwork: host.allowPrivateNetwork(),
-          commands: routedCommands(record.id, pick, localCommands(env)),
+          commands: routedCommands(record.id, pick, localCommands(env), editorMs),
+          search: host.daemonTools.searches,
           sandbox,
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
           controls: host.controls,

@@ -261,7 +261,7 @@ export class Session {
     await this.parts.jobs.killAll();
     this.parts.tools.dispose();
     // The history is stored up to its last commit point; a failing disk must not keep the session open.
-    await this.commit().catch((err: unknown) => this.log.warn({ err: (err as Error)?.message }, "final save of a stopping session failed"));
+    await this.commit().catch((err: unknown) => this.log.warn({ err }, "final save of a stopping session failed"));
     return { closing };
   }
 

@@ -20,12 +20,12 @@ export class StoreFaultRepair {
 
   /** The state reported a failed write. */
   faulted(err: unknown): void {
-    this.log.error({ err: (err as Error)?.message }, "session write failed");
+    this.log.error({ err }, "session write failed");
     if (this.turns.abortForStoreFault(err)) return;
     const state = this.state;
     void this.turns
       .serially(() => (state.fault !== undefined ? state.reload() : Promise.resolve()))
-      .catch((e: unknown) => this.log.error({ err: (e as Error)?.message }, "reloading the session after a failed write failed"));
+      .catch((e: unknown) => this.log.error({ err: e }, "reloading the session after a failed write failed"));
   }
 
   /** The turn that stopped on it (the port's `recoverFromStoreFault`). */

@@ -98,7 +98,7 @@ export class Recovery {
   private setFailure(failure: StoreWriteError, err?: unknown): StoreWriteError {
     this.failureError = failure;
     this.failedAt = Date.now();
-    const detail = err === undefined ? {} : { err: (err as Error)?.message };
+    const detail = err === undefined ? {} : { err };
     this.log?.error({ store: this.folder.dir, ...detail }, `store ${failure.folder ? "folder" : "write"} failed: ${failure.message}`);
     if (failure.folder !== "gone") void this.poll();
     return failure;
@@ -149,7 +149,7 @@ export class Recovery {
       await this.host.reopen();
     } catch (err) {
       this.failedAt = Date.now();
-      this.log?.warn({ store: this.folder.dir, err: (err as Error)?.message }, "store reopen failed; trying again");
+      this.log?.warn({ store: this.folder.dir, err }, "store reopen failed; trying again");
       return "failed";
     }
     if (this.checkFolder()) return "waiting";

@@ -22,6 +22,7 @@ import { StoreDamagedError, StoreWriteError } from "./errors.js";
 import { StoreFolder } from "./folder.js";
 import { keyspace, sessionOfKey } from "./keyspace.js";
 import { Recovery } from "./recovery.js";
+import { errorText } from "../../shared/error-text.js";
 
 export { StoreDamagedError, StoreWriteError } from "./errors.js";
 export { sessionOfKey } from "./keyspace.js";
@@ -144,7 +145,7 @@ export class Store {
       if (e.code === "LEVEL_LOCKED" || e.cause?.code === "LEVEL_LOCKED") {
         throw new StoreLockedError(`the store at ${dir} is locked by another daemon`);
       }
-      if (isCorruption(err)) throw new StoreDamagedError(dir, (e.cause as Error | undefined)?.message ?? (err as Error).message);
+      if (isCorruption(err)) throw new StoreDamagedError(dir, errorText(e.cause ?? err));
       throw err;
     }
     let folder: StoreFolder;
@@ -253,7 +254,7 @@ export class Store {
     try {
       encoded = ops.map((op) => (op.type === "put" ? { type: "put", key: op.key, value: encodeValue(op.value) } : { type: "del", key: op.key }));
     } catch (err) {
-      return Promise.reject(new Error(`a value could not be stored: ${(err as Error).message}`));
+      return Promise.reject(new Error(`a value could not be stored: ${errorText(err)}`));
     }
     if (!this.recovery.failure) return this.enqueue(encoded, sync);
     return this.recovery.retryNow().then(() => {
@@ -349,7 +350,7 @@ export class Store {
       return await fn();
     } catch (err) {
       if (isCorruption(err)) {
-        const detail = (err as Error).message;
+        const detail = errorText(err);
         this.noteDamage(this.dir, detail);
         throw new StoreDamagedError(this.dir, detail);
       }

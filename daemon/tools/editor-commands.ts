@@ -7,7 +7,7 @@
  * runs here, confined as it would be here.
  */
 import { CreateTerminalResponse, TerminalOutputResponse, WaitForExitResponse } from "../../shared/acp-schemas.js";
-import { askEditor, editorAnswer, editorTimeoutMs } from "./editor-request.js";
+import { askEditor, editorAnswer } from "./editor-request.js";
 import type { CommandResult, CommandRunner, EditorPicker } from "./types.js";
 import { shellCommand } from "./umask.js";
 
@@ -15,8 +15,8 @@ const OUTPUT_LIMIT = 64 * 1024;
 /** The terminal requests with the editor's bound (wait_for_exit lasts as long as the command). */
 const BOUNDED = ["terminal/create", "terminal/output", "terminal/kill", "terminal/release"];
 
-/** `timeoutMs` bounds the requests an editor answers at once (all but wait_for_exit). */
-export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner, timeoutMs = editorTimeoutMs()): CommandRunner {
+/** `timeoutMs` (the daemon's editorTimeoutSeconds) bounds the requests an editor answers at once (all but wait_for_exit). */
+export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner, timeoutMs: number): CommandRunner {
   return {
     async run(command, opts) {
       const editor = pick("terminal");

@@ -11,11 +11,11 @@
  * saying why, as one that timed out does.
  */
 import { ReadTextFileResponse } from "../../shared/acp-schemas.js";
-import { askEditor, EditorSilentError, editorTimeoutMs } from "./editor-request.js";
+import { askEditor, EditorSilentError } from "./editor-request.js";
 import type { EditorPicker, FileAccess, TextEncodingName } from "./types.js";
 
-/** The bound is generous (editorTimeoutSeconds, 60 s): an editor answers from its buffers at once. */
-export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAccess, signal: AbortSignal, timeoutMs = editorTimeoutMs()): FileAccess {
+/** `timeoutMs`, the daemon's editorTimeoutSeconds, is generous (60 s): an editor answers from its buffers at once. */
+export function routedFiles(sessionId: string, pick: EditorPicker, local: FileAccess, signal: AbortSignal, timeoutMs: number): FileAccess {
   return {
     async read(path) {
       let disk: { text: string; encoding: TextEncodingName } | undefined;

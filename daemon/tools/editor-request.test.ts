@@ -96,7 +96,12 @@ test("wait_for_exit lasts as long as the command may, is then withdrawn, and the
     "terminal/output": { output: "partial", truncated: false },
     "terminal/release": {},
   });
-  const r = await routedCommands("s1", () => e.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 20, signal: new AbortController().signal, umask: 0o022 });
+  const r = await routedCommands("s1", () => e.port, noLocal, 60_000).run("sleep 100", {
+    cwd: dir,
+    timeoutMs: 20,
+    signal: new AbortController().signal,
+    umask: 0o022,
+  });
   assert.equal(r.timedOut, true);
   assert.equal(r.output, "partial");
   assert.deepEqual(
@@ -112,7 +117,7 @@ test("wait_for_exit lasts as long as the command may, is then withdrawn, and the
     "terminal/output": { output: "", truncated: false },
     "terminal/release": {},
   });
-  const pending = routedCommands("s1", () => e2.port, noLocal).run("sleep 100", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal, umask: 0o022 });
+  const pending = routedCommands("s1", () => e2.port, noLocal, 60_000).run("sleep 100", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal, umask: 0o022 });
   await e2.asked("terminal/wait_for_exit");
   cancel.abort();
   const c = await pending;
@@ -178,7 +183,7 @@ test("through a silent window: reads go to the disk at once; a write goes to the
 
   // A command: here, when any bounded terminal request timed out lately.
   w.silence.timedOut("terminal/output", 10);
-  const r = await routedCommands("s1", () => w.port, localCommands({ PATH: process.env.PATH })).run("echo here", {
+  const r = await routedCommands("s1", () => w.port, localCommands({ PATH: process.env.PATH }), 60_000).run("echo here", {
     cwd: dir,
     timeoutMs: 10_000,
     signal: new AbortController().signal,

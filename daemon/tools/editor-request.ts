@@ -10,17 +10,6 @@ import type { z } from "zod";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { EditorPort } from "./types.js";
 
-let bound = (): number => 60_000;
-
-/** The daemon's configured bound (editorTimeoutSeconds), read at each tool call. */
-export function setEditorTimeoutBound(get: () => number): void {
-  bound = get;
-}
-
-export function editorTimeoutMs(): number {
-  return bound();
-}
-
 /** An editor's answer that is not what its method returns: named, instead of a dump of schema issues. */
 export function editorAnswer<T>(schema: z.ZodType<T>, method: string, raw: unknown): T {
   const parsed = schema.safeParse(raw);

@@ -8,6 +8,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import TurndownService from "turndown";
 import { titleOf } from "./page-title.js";
+import { errorText } from "../../shared/error-text.js";
 
 export type PageWorkerReply = { ok: true; markdown: string; title: string | undefined } | { ok: false; message: string };
 
@@ -41,6 +42,6 @@ let reply: PageWorkerReply;
 try {
   reply = { ok: true, markdown: convert(), title: titleOf(html) };
 } catch (err) {
-  reply = { ok: false, message: err instanceof Error ? err.message : String(err) };
+  reply = { ok: false, message: errorText(err) };
 }
 parentPort!.postMessage(reply);

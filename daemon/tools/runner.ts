@@ -4,7 +4,7 @@
  * Every outcome, refusals included, becomes text the model reads; the turn goes on.
  */
 import { clipForModel, MAX_TOOL_RESULT_CHARS } from "./clip.js";
-import { errorText } from "./error-text.js";
+import { errorText } from "../../shared/error-text.js";
 import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { Access, FileAccess, PreparedCall, Tool, ToolContext, ToolResult } from "./types.js";
@@ -149,7 +149,7 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
     rawInput = parseArguments(req.arguments);
     prepared = tool?.prepare(rawInput, { cwd: host.cwd, roots: host.roots });
   } catch (err) {
-    prepared = { ok: false, error: `the arguments are not valid JSON (${(err as Error).message})` };
+    prepared = { ok: false, error: `the arguments are not valid JSON (${errorText(err)})` };
   }
   if (!tool || !prepared?.ok) {
     const error = !tool ? `there is no tool named "${req.name}"` : prepared && !prepared.ok ? prepared.error : "bad arguments";

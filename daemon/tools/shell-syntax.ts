@@ -10,6 +10,7 @@
  */
 import { createRequire } from "node:module";
 import type { Node, Parser as ParserType } from "web-tree-sitter";
+import { errorText } from "../../shared/error-text.js";
 
 export interface CommandPart {
   /** The part's source text, its redirections included. */
@@ -79,7 +80,7 @@ export async function commandShape(command: string): Promise<CommandShape> {
     parser = await parserPromise;
   } catch (err) {
     parserPromise = undefined;
-    return { kind: "opaque", reason: `the shell parser did not load (${(err as Error).message})` };
+    return { kind: "opaque", reason: `the shell parser did not load (${errorText(err)})` };
   }
   const tree = parser.parse(text);
   if (!tree) return { kind: "opaque", reason: "does not parse" };

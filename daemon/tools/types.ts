@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { EditorSilence } from "./editor-silence.js";
 import type { FileSnapshots } from "./file-snapshots.js";
 import type { Sandbox } from "./sandbox.js";
+import type { SearchRunner, SearchThreadsView } from "./search-types.js";
 
 export type { ToolCallContent, ToolCallLocation, ToolKind, PlanEntry };
 
@@ -89,6 +90,8 @@ export interface ToolContext {
   askUser(question: string, choices: string[]): Promise<string | undefined>;
   /** config.json's `webFetch.allowPrivateNetwork`: web_fetch may reach loopback and private addresses. */
   allowPrivateNetwork: boolean;
+  /** The daemon's search threads (grep, glob), bounded by its searchTimeoutSeconds. */
+  search: SearchRunner;
   /** The session's collaboration mode and the tools that change it. */
   controls: ToolControls;
   /** The session's background commands (run_command with background, command_*). */
@@ -215,6 +218,17 @@ export function defineTool<A>(def: ToolDefinition<A>): Tool {
       };
     },
   };
+}
+
+/**
+ * What the tools of every session of one daemon share, made once per daemon (main.ts) and handed
+ * down: two daemons in one process (the in-process tests make them) each keep their own bounds.
+ */
+export interface DaemonTools {
+  /** editorTimeoutSeconds in ms, read at each tool call (the daemon re-reads config.json). */
+  editorTimeoutMs(): number;
+  /** grep and glob threads, each search bounded by the daemon's searchTimeoutSeconds. */
+  searches: SearchThreadsView;
 }
 
 /** One editor window as the tools see it (a session's attached connection, structurally). */

@@ -47,6 +47,6 @@ export async function relayInteraction(parts: InteractionParts, request: Interac
     content: { type: "text", text: `\n\n[mcp] ${request.server} asked: ${request.message} — ${result.action}${fields}\n\n` },
     _meta: { "reasonix.io": { kind: "mcp_interaction", server: request.server, mode: request.mode, action: result.action } },
   });
-  await parts.commit().catch((err: unknown) => parts.log.warn({ err: (err as Error)?.message }, "could not save an MCP interaction decision"));
+  await parts.commit().catch((err: unknown) => parts.log.warn({ err }, "could not save an MCP interaction decision"));
   return result;
 }

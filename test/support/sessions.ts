@@ -5,6 +5,7 @@
  * requests with what the test says. Nothing of the project is mocked; only the model and the
  * editor, which are the outside world, are stand-ins.
  */
+import { SearchThreads } from "../../daemon/tools/builtin/search-thread.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -68,6 +69,10 @@ export async function testSessions(opts: { config?: Partial<DaemonConfig>; round
     listSessions: async (cwd) => (await manager.list(cwd, undefined)).sessions,
     sandbox: async () => ({ available: false, kind: "none", reason: "not probed in unit tests" }),
     hiddenDirs: [],
+    tools: {
+      editorTimeoutMs: () => config.editorTimeoutSeconds * 1000,
+      searches: new SearchThreads(() => config.searchTimeoutSeconds * 1000),
+    },
   };
   manager = new SessionManager(store, deps, log);
   return {

@@ -8,11 +8,14 @@ import { localCommands } from "../../daemon/tools/local-commands.js";
 import { localFiles } from "../../daemon/tools/local-files.js";
 import { FileSnapshots } from "../../daemon/tools/file-snapshots.js";
 import { JobTable } from "../../daemon/tools/jobs.js";
+import { SearchThreads } from "../../daemon/tools/builtin/search-thread.js";
 import type { PlanEntry, Tool, ToolContext, ToolResult } from "../../daemon/tools/types.js";
 
 export interface Fixture {
   dir: string;
   ctx: ToolContext;
+  /** The search threads behind ctx.search, at the default bound. */
+  searches: SearchThreads;
   abort: AbortController;
   updates: Omit<ToolCallUpdate, "toolCallId">[];
   plans: PlanEntry[][];
@@ -28,8 +31,10 @@ export function fixture(): Fixture {
   const jobs = new JobTable();
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reasonix-tools-")));
   const abort = new AbortController();
+  const searches = new SearchThreads();
   const f: Fixture = {
     dir,
+    searches,
     abort,
     updates: [],
     plans: [],
@@ -50,6 +55,7 @@ export function fixture(): Fixture {
       files: localFiles(0o022),
       snapshots: new FileSnapshots(),
       allowPrivateNetwork: false,
+      search: searches,
       commands: localCommands(process.env),
       sandbox: undefined,
       update: (u: Update) => void f.updates.push(u),

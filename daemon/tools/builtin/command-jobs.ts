@@ -3,7 +3,7 @@
  * new output, wait for it, stop it. They touch only the session's own jobs, so they ask nothing.
  */
 import { z } from "zod";
-import { errorText } from "../error-text.js";
+import { errorText } from "../../../shared/error-text.js";
 import type { JobRead } from "../types.js";
 import { defineTool } from "../types.js";
 import { failure, textContent } from "./common.js";

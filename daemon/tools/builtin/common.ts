@@ -1,5 +1,5 @@
 /** Small pieces the built-in tools share. */
-import { errorText } from "../error-text.js";
+import { errorText } from "../../../shared/error-text.js";
 import { resolve, sep } from "node:path";
 import type { Access, ToolCallContent, ToolContext, ToolResult } from "../types.js";
 import { displayPath, resolveReal } from "../workspace.js";

@@ -25,6 +25,8 @@ export function globToRegExp(glob: string): RegExp {
       if (j - i >= 2 && segmentStart && glob[j] === "/") {
         re += "(?:.*/)?";
         j++;
+        // "**/**/" says no more than "**/"; each repeat would multiply the ways a failing path is tried.
+        while (glob.startsWith("**/", j)) j += 3;
       } else if (j - i >= 2 && segmentStart && (j === glob.length || (braces > 0 && /[,}]/.test(glob[j]!)))) {
         re += ".*";
       } else {

@@ -51,6 +51,14 @@ test("globToRegExp over unclosed [ runs completes: they are plain characters", {
   assert.equal(globToRegExp("[".repeat(1_000_000)).source.length, 2_000_002, "a million, each escaped");
 });
 
+test("globToRegExp: repeated **/ compile to one, so a failing deep path is tried once, not once per repeat", () => {
+  assert.equal(globToRegExp("**/**/**/**/**/x").source, globToRegExp("**/x").source);
+  assert.equal(globToRegExp("a/**/**/b").source, globToRegExp("a/**/b").source);
+  const m = (g: string, p: string) => globToRegExp(g).test(p);
+  assert.ok(m("a/**/**/b", "a/b") && m("a/**/**/b", "a/x/b") && m("a/**/**/b", "a/x/y/b") && !m("a/**/**/b", "a/x/y/c"));
+  assert.ok(m("**/**/x", "x") && m("**/**/x", "p/q/x") && !m("**/**/x", "p/qx"));
+});
+
 test("splitGlob moves literal leading folders into the root", () => {
   assert.deepEqual(splitGlob("src/lib/**/*.ts"), { prefix: "src/lib", rest: "**/*.ts" });
   assert.deepEqual(splitGlob("*.ts"), { prefix: "", rest: "*.ts" });

@@ -3,8 +3,9 @@ import { defineTool, type ToolContext } from "../types.js";
 import { absPath, failure, fsErrorMessage, show, shownPath, textContent } from "./common.js";
 import { globToRegExp, splitGlob } from "./glob-match.js";
 import { GLOB_MAX_RESULTS as MAX_RESULTS } from "./search-job.js";
-import { outsideNote, runSearch, seconds, unfinishedMessage } from "./search-thread.js";
+import { outsideNote, seconds, unfinishedMessage } from "./search-thread.js";
 import { SKIPPED_DIRS } from "./walk.js";
+import { errorText } from "../../../shared/error-text.js";
 
 const args = z.object({
   pattern: z.string().min(1).describe('Glob pattern, e.g. "src/**/*.{ts,tsx}".'),
@@ -36,10 +37,10 @@ export const globTool = defineTool({
     try {
       globToRegExp(rest); // a bad pattern fails here, before a thread starts
     } catch (err) {
-      return failure(err instanceof Error ? err.message : String(err));
+      return failure(errorText(err));
     }
     // root itself is what the permission gate judged: a folder outside the session's, once allowed, is listed.
-    const outcome = await runSearch({ kind: "glob", root, cwd: ctx.cwd, inside: [...ctx.roots, root], glob: rest }, { signal: ctx.signal });
+    const outcome = await ctx.search.run({ kind: "glob", root, cwd: ctx.cwd, inside: [...ctx.roots, root], glob: rest }, { signal: ctx.signal });
     if (outcome.status === "failed") return failure(fsErrorMessage(outcome.error, show(ctx.cwd, root)));
     if (outcome.status !== "done") return failure(unfinishedMessage(outcome, "glob pattern"));
     const r = outcome.result;

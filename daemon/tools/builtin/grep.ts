@@ -2,8 +2,9 @@ import { z } from "zod";
 import { defineTool, type ToolContext } from "../types.js";
 import { absPath, clip, failure, fsErrorMessage, show, shownPath, textContent } from "./common.js";
 import { fileFilter, GREP_MAX_LINE_CHARS as MAX_LINE_CHARS } from "./search-job.js";
-import { outsideNote, runSearch, seconds, unfinishedMessage } from "./search-thread.js";
+import { outsideNote, seconds, unfinishedMessage } from "./search-thread.js";
 import { SKIPPED_DIRS } from "./walk.js";
+import { errorText } from "../../../shared/error-text.js";
 
 const DEFAULT_MAX = 200;
 const HARD_MAX = 1000;
@@ -36,16 +37,16 @@ export const grepTool = defineTool({
     try {
       re = new RegExp(a.pattern, a.ignoreCase ? "i" : "");
     } catch (err) {
-      return failure(`Invalid regular expression ${JSON.stringify(a.pattern)}: ${err instanceof Error ? err.message : String(err)}`);
+      return failure(`Invalid regular expression ${JSON.stringify(a.pattern)}: ${errorText(err)}`);
     }
     try {
       fileFilter(a.glob); // a bad glob fails here, before a thread starts
     } catch (err) {
-      return failure(err instanceof Error ? err.message : String(err));
+      return failure(errorText(err));
     }
     const root = absPath(ctx, a.path);
     const max = a.maxResults ?? DEFAULT_MAX;
-    const outcome = await runSearch(
+    const outcome = await ctx.search.run(
       // root itself is what the permission gate judged: a folder outside the session's, once allowed, is searched.
       {
         kind: "grep",

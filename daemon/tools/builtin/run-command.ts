@@ -1,4 +1,4 @@
-import { errorText } from "../error-text.js";
+import { errorText } from "../../../shared/error-text.js";
 import { outputTail } from "../clip.js";
 import { z } from "zod";
 import { defineTool, type CommandResult, type ToolContext, type ToolResult } from "../types.js";

@@ -12,76 +12,11 @@ import { displayPath, isInside } from "../workspace.js";
 import { clip, toPosix } from "./common.js";
 import { globToRegExp } from "./glob-match.js";
 import { noteOutside, walkFiles, walkState, type WalkState } from "./walk.js";
+import type { GlobJob, GlobResult, GrepJob, GrepResult, SearchJob, SearchResult, SkippedLinks } from "../search-types.js";
 
 export const GREP_MAX_LINE_CHARS = 300;
 export const GREP_MAX_FILE_BYTES = 2 * 1024 * 1024;
 export const GLOB_MAX_RESULTS = 1000;
-
-export interface GrepJob {
-  kind: "grep";
-  /** Absolute, links resolved: a folder to walk or one file. */
-  root: string;
-  /** Paths are shown relative to it. */
-  cwd: string;
-  /**
-   * Real paths a file must really lie in to be read (the session's folders, and root, which the
-   * permission gate judged): a link under root that leads elsewhere is skipped and counted.
-   */
-  inside: string[];
-  /** RegExp source and flags, already known to compile. */
-  source: string;
-  flags: string;
-  /** Only files matching this glob ("*.ts" by name anywhere, "src/**" relative to root). */
-  glob?: string;
-  maxResults: number;
-  /** Date.now() after which the job stops and returns what it found. */
-  deadline: number;
-}
-
-export interface GlobJob {
-  kind: "glob";
-  root: string;
-  cwd: string;
-  /** As GrepJob's: a link leading elsewhere is not listed. */
-  inside: string[];
-  /** The glob, relative to root. */
-  glob: string;
-  deadline: number;
-}
-
-export type SearchJob = GrepJob | GlobJob;
-
-export interface GrepResult {
-  kind: "grep";
-  /** `path:line: text`, at most maxResults of them. */
-  hits: string[];
-  files: number;
-  /** More matches exist than maxResults. */
-  more: boolean;
-  /** The walk's entry budget ran out. */
-  incomplete: boolean;
-  /** The deadline passed; what was found so far is returned. */
-  timedOut: boolean;
-  outside: SkippedLinks;
-}
-
-/** Links under the root that lead outside `inside`: how many, and the first few as shown. */
-export interface SkippedLinks {
-  count: number;
-  shown: string[];
-}
-
-export interface GlobResult {
-  kind: "glob";
-  /** The first GLOB_MAX_RESULTS matches, sorted, as shown to the model. */
-  shown: string[];
-  count: number;
-  incomplete: boolean;
-  timedOut: boolean;
-  outside: SkippedLinks;
-}
-
-export type SearchResult = GrepResult | GlobResult;
 
 /**
  * Where the job is, for the watchdog on the daemon's side: slot TICKS moves after every line and

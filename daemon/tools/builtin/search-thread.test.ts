@@ -5,7 +5,7 @@ import { afterEach, beforeEach, test } from "node:test";
 import { call, fixture, type Fixture } from "../../../test/support/tool-fixture.js";
 import { globTool } from "./glob.js";
 import { grepTool } from "./grep.js";
-import { DEFAULT_STALL_MS, runSearch, searchWorkersRunning, setSearchStallBound } from "./search-thread.js";
+import { SearchThreads } from "./search-thread.js";
 
 let f: Fixture;
 const put = (p: string, body: string | Buffer) => {
@@ -19,20 +19,35 @@ beforeEach(() => {
   // the old in-loop grep for 5.9 s; 40 would take days.
   put("evil.txt", `${"a".repeat(40)}b\n`);
 });
-afterEach(() => {
-  setSearchStallBound(() => DEFAULT_STALL_MS);
-  f.cleanup();
-});
+afterEach(() => f.cleanup());
 
 test("a pattern that stops making progress is stopped, its thread terminated, with a clear error for the model", async () => {
-  setSearchStallBound(() => 300);
-  const r = await call(grepTool, { pattern: "(a+)+$" }, f.ctx);
+  let boundMs = 300;
+  const searches = new SearchThreads(() => boundMs);
+  const ctx = { ...f.ctx, search: searches };
+  const r = await call(grepTool, { pattern: "(a+)+$" }, ctx);
   assert.equal(r.failed, true);
   assert.match(r.output, /^The pattern took longer than 0\.3 s; simplify it/);
-  assert.equal(searchWorkersRunning(), 0);
-  setSearchStallBound(() => DEFAULT_STALL_MS);
-  // The next search runs normally.
-  assert.equal((await call(grepTool, { pattern: "plain" }, f.ctx)).output, "ok.txt:1: plain line");
+  assert.equal(searches.running, 0);
+  // The bound is read at each search; the next one runs normally.
+  boundMs = 10_000;
+  assert.equal((await call(grepTool, { pattern: "plain" }, ctx)).output, "ok.txt:1: plain line");
+});
+
+test("each SearchThreads keeps its own bound and count", async () => {
+  const quick = new SearchThreads(() => 300);
+  const patient = new SearchThreads(() => 60_000);
+  const stop = new AbortController();
+  const evil = { kind: "grep" as const, root: join(f.dir, "evil.txt"), cwd: f.dir, inside: [f.dir], source: "(a+)+$", flags: "", maxResults: 10 };
+  const slow = patient.run(evil, { signal: stop.signal });
+  assert.equal(patient.running, 1);
+  const stalled = await quick.run(evil, { signal: new AbortController().signal });
+  assert.deepEqual(stalled, { status: "stalled", matching: true, boundMs: 300 });
+  assert.equal(quick.running, 0);
+  assert.equal(patient.running, 1, "the other's search still runs under its own bound");
+  stop.abort();
+  assert.deepEqual(await slow, { status: "cancelled" });
+  assert.equal(patient.running, 0);
 });
 
 test("the stall bound is about progress: a slow search that keeps moving is not stopped by it", async () => {
@@ -40,30 +55,33 @@ test("the stall bound is about progress: a slow search that keeps moving is not 
   // twice the bound, so only a per-line view of progress lets it finish. The bound stays far above
   // a line's cost: the thread runs at the lowest priority and may wait for a CPU on a busy machine.
   put("slow.txt", Array.from({ length: 2500 }, (_, i) => (i % 100 === 0 ? `${"x".repeat(16)}y` : `${"x".repeat(16)}z`)).join("\n"));
-  const out = await runSearch(
+  const out = await f.searches.run(
     { kind: "grep", root: join(f.dir, "slow.txt"), cwd: f.dir, inside: [f.dir], source: "^(x+)+y", flags: "", maxResults: 1000 },
     { signal: new AbortController().signal, stallMs: 1000 },
   );
   assert.equal(out.status, "done");
   assert.equal(out.status === "done" && out.result.hits.length, 25);
-  assert.equal(searchWorkersRunning(), 0);
+  assert.equal(f.searches.running, 0);
 });
 
 test("cancelling a search ends it at once and leaves no thread", async () => {
   const abort = new AbortController();
-  const pending = runSearch(
+  const pending = f.searches.run(
     { kind: "grep", root: f.dir, cwd: f.dir, inside: [f.dir], source: "(a+)+$", flags: "", maxResults: 10 },
     { signal: abort.signal, stallMs: 60_000 },
   );
   abort.abort();
   assert.deepEqual(await pending, { status: "cancelled" });
-  assert.equal(searchWorkersRunning(), 0);
+  assert.equal(f.searches.running, 0);
   f.abort.abort();
   assert.equal((await call(grepTool, { pattern: "plain" }, f.ctx)).output, "Cancelled.");
 });
 
 test("a search past its overall deadline stops and says its results are partial", async () => {
-  const out = await runSearch({ kind: "glob", root: f.dir, cwd: f.dir, inside: [f.dir], glob: "**" }, { signal: new AbortController().signal, totalMs: 0 });
+  const out = await f.searches.run(
+    { kind: "glob", root: f.dir, cwd: f.dir, inside: [f.dir], glob: "**" },
+    { signal: new AbortController().signal, totalMs: 0 },
+  );
   assert.equal(out.status, "done");
   assert.equal(out.status === "done" && out.result.timedOut, true);
 });

@@ -5,18 +5,8 @@
  * stall bound is terminated, thread and all, and so is one whose call is cancelled.
  */
 import { Worker } from "node:worker_threads";
-import {
-  MATCHING,
-  PROGRESS_SLOTS,
-  TICKS,
-  type GlobJob,
-  type GlobResult,
-  type GrepJob,
-  type GrepResult,
-  type SearchJob,
-  type SearchResult,
-  type SkippedLinks,
-} from "./search-job.js";
+import { MATCHING, PROGRESS_SLOTS, TICKS } from "./search-job.js";
+import type { ResultOf, SearchJob, SearchOutcome, SearchRunner, SearchSpec, SkippedLinks } from "../search-types.js";
 import type { WorkerReply } from "./search-worker.js";
 
 /** A real file beside this one in dist, so it works wherever the compiled daemon runs from. */
@@ -28,41 +18,41 @@ export const MIN_TOTAL_MS = 60_000;
 /** A walk that lists a huge tree holds every path; more than that is a runaway. */
 const WORKER_HEAP_MB = 256;
 
-let stallBound: () => number = () => DEFAULT_STALL_MS;
+/**
+ * One daemon's search threads: its stall bound (searchTimeoutSeconds, read at each search, so a
+ * changed config.json applies to the next one) and how many run now. Made once per daemon: two
+ * daemons in one process (the in-process tests make them) each keep their own bound and count.
+ */
+export class SearchThreads implements SearchRunner {
+  private count = 0;
 
-/** The daemon's configured bound (searchTimeoutSeconds), read at each search. */
-export function setSearchStallBound(get: () => number): void {
-  stallBound = get;
+  constructor(private readonly stallBound: () => number = () => DEFAULT_STALL_MS) {}
+
+  /** Threads alive now (for /metrics, and for tests that a stopped search left none). */
+  get running(): number {
+    return this.count;
+  }
+
+  run<S extends SearchSpec>(spec: S, opts: { signal: AbortSignal; stallMs?: number; totalMs?: number }): Promise<SearchOutcome<ResultOf<S>>> {
+    if (opts.signal.aborted) return Promise.resolve({ status: "cancelled" });
+    const stallMs = opts.stallMs ?? this.stallBound();
+    const totalMs = opts.totalMs ?? Math.max(MIN_TOTAL_MS, stallMs);
+    const job = { ...spec, deadline: Date.now() + totalMs } as SearchJob;
+    return watchWorker<S>(job, opts.signal, stallMs, totalMs, {
+      started: () => this.count++,
+      exited: () => this.count--,
+    });
+  }
 }
 
-export type SearchSpec = Omit<GrepJob, "deadline"> | Omit<GlobJob, "deadline">;
-type ResultOf<S extends SearchSpec> = S extends { kind: "grep" } ? GrepResult : GlobResult;
-
-export type SearchOutcome<R extends SearchResult = SearchResult> =
-  /** `timeLimitMs` is the bound a result with `timedOut` ran into. */
-  | { status: "done"; result: R; timeLimitMs: number }
-  /** The job threw, e.g. ENOENT for its root; `error.code` is kept for fsErrorMessage. */
-  | { status: "failed"; error: Error & { code?: string } }
-  /** No progress for `boundMs`; `matching` tells a stuck pattern from stuck file reads. */
-  | { status: "stalled"; matching: boolean; boundMs: number }
-  | { status: "cancelled" }
-  | { status: "crashed"; message: string };
-
-let running = 0;
-
-/** Search threads alive now (for /metrics, and for tests that a stopped search left none). */
-export function searchWorkersRunning(): number {
-  return running;
-}
-
-export function runSearch<S extends SearchSpec>(
-  spec: S,
-  opts: { signal: AbortSignal; stallMs?: number; totalMs?: number },
+/** Starts the job's thread and settles with its outcome once the thread is gone. */
+function watchWorker<S extends SearchSpec>(
+  job: SearchJob,
+  signal: AbortSignal,
+  stallMs: number,
+  totalMs: number,
+  life: { started(): void; exited(): void },
 ): Promise<SearchOutcome<ResultOf<S>>> {
-  if (opts.signal.aborted) return Promise.resolve({ status: "cancelled" });
-  const stallMs = opts.stallMs ?? stallBound();
-  const totalMs = opts.totalMs ?? Math.max(MIN_TOTAL_MS, stallMs);
-  const job = { ...spec, deadline: Date.now() + totalMs } as SearchJob;
   const shared = new SharedArrayBuffer(PROGRESS_SLOTS * Int32Array.BYTES_PER_ELEMENT);
   const progress = new Int32Array(shared);
   const worker = new Worker(WORKER_URL, {
@@ -70,7 +60,7 @@ export function runSearch<S extends SearchSpec>(
     env: {},
     resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
   });
-  running++;
+  life.started();
   return new Promise((resolve) => {
     let settled = false;
     let watchdog: NodeJS.Timeout | undefined;
@@ -80,14 +70,14 @@ export function runSearch<S extends SearchSpec>(
       if (settled) return;
       settled = true;
       clearInterval(watchdog);
-      opts.signal.removeEventListener("abort", onAbort);
+      signal.removeEventListener("abort", onAbort);
       worker.terminate().then(
         () => resolve(outcome),
         () => resolve(outcome),
       );
     };
     const onAbort = (): void => finish({ status: "cancelled" });
-    opts.signal.addEventListener("abort", onAbort, { once: true });
+    signal.addEventListener("abort", onAbort, { once: true });
 
     // The stall clock starts at the job's first tick, so starting a thread under load is no stall;
     // a thread that never gets going is stopped once the whole search's time is up.
@@ -118,7 +108,7 @@ export function runSearch<S extends SearchSpec>(
     });
     worker.once("error", (err) => finish({ status: "crashed", message: err.message }));
     worker.once("exit", (code) => {
-      running--;
+      life.exited();
       finish({ status: "crashed", message: `the search thread ended with code ${code} before it answered` });
     });
   });

@@ -5,7 +5,9 @@
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
-import { runSearchJob, type SearchJob } from "./search-job.js";
+import { runSearchJob } from "./search-job.js";
+import type { SearchJob } from "../search-types.js";
+import { errorText } from "../../../shared/error-text.js";
 
 export type WorkerReply = { ok: true; result: ReturnType<typeof runSearchJob> } | { ok: false; error: { message: string; code: string | undefined } };
 
@@ -17,7 +19,7 @@ try {
   reply = { ok: true, result: runSearchJob(job, new Int32Array(progress)) };
 } catch (err) {
   const code = (err as { code?: unknown } | null)?.code;
-  reply = { ok: false, error: { message: err instanceof Error ? err.message : String(err), code: typeof code === "string" ? code : undefined } };
+  reply = { ok: false, error: { message: errorText(err), code: typeof code === "string" ? code : undefined } };
 }
 parentPort!.postMessage(reply);
 

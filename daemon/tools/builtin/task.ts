@@ -4,7 +4,7 @@
  * in the call's final content, the transcript the user can read back (also after a replay).
  */
 import { z } from "zod";
-import { errorText } from "../error-text.js";
+import { errorText } from "../../../shared/error-text.js";
 import { defineTool } from "../types.js";
 import { clip, failure, textContent } from "./common.js";
 

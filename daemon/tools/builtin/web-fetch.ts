@@ -3,7 +3,7 @@ import { defineTool } from "../types.js";
 import { FetchError, MAX_BODY_BYTES, boundedGet, checkUrl } from "../http-get.js";
 import { PrivateAddressError } from "../net-guard.js";
 import { pageText } from "../page-text.js";
-import { errorText } from "../error-text.js";
+import { errorText } from "../../../shared/error-text.js";
 import { failure, textContent } from "./common.js";
 
 /** What the model reads at most of one page; the rest is cut with a note. */
@@ -15,7 +15,7 @@ function urlProblem(url: string): string | undefined {
     checkUrl(url);
     return undefined;
   } catch (err) {
-    return (err as Error).message;
+    return errorText(err);
   }
 }
 

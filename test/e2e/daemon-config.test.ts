@@ -1,0 +1,115 @@
+/**
+ * Configuration belongs to a daemon, not to the process it runs in (issue 24): two daemons created
+ * in this test process, with different `editorTimeoutSeconds` and `searchTimeoutSeconds`, each apply
+ * their own. They were process globals once, and the daemon created last set them for both.
+ *
+ * The quick daemon is created first and the patient one second, and both run their call at once: a
+ * bound shared in either direction fails the test (the quick one would wait 30 s, or the patient
+ * one would give up at 1 s).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { FakeEditor } from "../support/editor.js";
+import type { Agent } from "../support/harness.js";
+import { world, within, type World } from "./fixture.js";
+
+const FS_CAPS = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
+/** How long the patient daemon's call must still be waiting: three times the quick daemon's bound. */
+const STILL_WAITING_MS = 3000;
+
+/** The quick daemon (1 s bounds), then the patient one (30 s), each with a session and a window that never answers a write. */
+async function twoDaemons(t: Parameters<typeof world>[0]) {
+  const daemon = async (seconds: string) => {
+    const w = await world(t, {
+      clientCapabilities: FS_CAPS,
+      env: { REASONIX_EDITOR_TIMEOUT_SECONDS: seconds, REASONIX_SEARCH_TIMEOUT_SECONDS: seconds },
+    });
+    const editor = new FakeEditor();
+    editor.attach(w.agent);
+    editor.faults.set("fs/write_text_file", "hang");
+    await w.agent.initialize();
+    const { sessionId } = await w.agent.newSession(w.workdir);
+    return { ...w, editor, sessionId };
+  };
+  const quick = await daemon("1");
+  const patient = await daemon("30");
+  assert.notEqual(quick.home.dir, patient.home.dir);
+  return { quick, patient };
+}
+
+/** The tool call's last update once it finished (completed or failed). */
+function finished(agent: Agent, sessionId: string): any {
+  return agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed"))
+    .at(-1);
+}
+
+/** The tool result the model read in its last request. */
+const lastToolResult = (w: World): string =>
+  w.model.requests
+    .at(-1)!
+    .body.messages.filter((m: { role: string }) => m.role === "tool")
+    .at(-1).content;
+
+function metrics(home: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: join(home, "run", "daemon.sock"), path: "/metrics" }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve(body));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+test("two daemons in one process: each bounds its editor requests by its own editorTimeoutSeconds", async (t) => {
+  const { quick, patient } = await twoDaemons(t);
+  for (const d of [quick, patient]) {
+    d.model.enqueue({ toolCalls: [{ name: "write_file", arguments: { path: join(d.workdir, "new.txt"), content: "x\n" } }] }, { content: ["tried"] });
+  }
+  const quickTurn = quick.agent.prompt(quick.sessionId, "write it");
+  const patientTurn = patient.agent.prompt(patient.sessionId, "write it");
+  await patient.agent.waitForAgentRequest((r) => r.method === "fs/write_text_file");
+  const asked = performance.now();
+
+  assert.equal((await within(15_000, "the quick daemon's turn", quickTurn)).stopReason, "end_turn");
+  assert.match(lastToolResult(quick), /the editor did not answer fs\/write_text_file within 1 s/);
+
+  await sleep(Math.max(0, STILL_WAITING_MS - (performance.now() - asked)));
+  assert.equal(finished(patient.agent, patient.sessionId), undefined, "the patient daemon's write still waits for its window");
+  assert.equal(patient.agent.messages.filter((m: any) => m.method === "$/cancel_request").length, 0, "the patient daemon has not withdrawn its request");
+  await patient.agent.cancel(patient.sessionId);
+  assert.equal((await patientTurn).stopReason, "cancelled");
+  assert.equal(patient.model.requests.length, 1, "the patient daemon's model never read a timeout");
+});
+
+test("two daemons in one process: each stops a stuck search at its own searchTimeoutSeconds and counts only its threads", async (t) => {
+  const { quick, patient } = await twoDaemons(t);
+  for (const d of [quick, patient]) {
+    // (a+)+$ against 40 a's and a "b" backtracks about 2^40 ways: it runs until its bound stops it.
+    writeFileSync(join(d.workdir, "evil.txt"), `${"a".repeat(40)}b\n`);
+    d.model.enqueue({ toolCalls: [{ name: "grep", arguments: { pattern: "(a+)+$" } }] }, { content: ["too slow"] });
+  }
+  const quickTurn = quick.agent.prompt(quick.sessionId, "grep it");
+  const patientTurn = patient.agent.prompt(patient.sessionId, "grep it");
+  await patient.agent.waitForUpdate((u) => u.update.sessionUpdate === "tool_call");
+  const started = performance.now();
+
+  assert.equal((await within(15_000, "the quick daemon's turn", quickTurn)).stopReason, "end_turn");
+  assert.match(lastToolResult(quick), /^The pattern took longer than 1 s; simplify it/);
+
+  await sleep(Math.max(0, STILL_WAITING_MS - (performance.now() - started)));
+  assert.equal(finished(patient.agent, patient.sessionId), undefined, "the patient daemon's grep still runs");
+  assert.match(await metrics(patient.home.dir), /^reasonix_search_threads 1$/m);
+  assert.match(await metrics(quick.home.dir), /^reasonix_search_threads 0$/m, "the other daemon's thread is not this one's");
+  await patient.agent.cancel(patient.sessionId);
+  assert.equal((await patientTurn).stopReason, "cancelled");
+  assert.equal(patient.model.requests.length, 1, "the patient daemon's model never read a stall");
+});
