@@ -9,6 +9,7 @@ import { ErrorCode, ExactId, type JsonRpcId } from "../shared/jsonrpc.js";
 import { resolvePaths } from "../shared/paths.js";
 import { parseFlags, reportUsage, type UsageError } from "../shared/cli.js";
 import { connectOrStart, DaemonUnavailableError, readDaemonInfo, takeUmask } from "./connect.js";
+import { rejoinDaemon } from "./rejoin.js";
 import { exactId, PRIVATE_ID_PREFIX, ShimMemory } from "./memory.js";
 import { isRunning } from "./daemon-process.js";
 import { errorText } from "../shared/error-text.js";
@@ -69,7 +70,6 @@ function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown)
   return `{"jsonrpc":"2.0","id":${id instanceof ExactId ? id.text : JSON.stringify(id)},"error":${error}}`;
 }
 
-const RECONNECT_WINDOW_MS = 3000;
 const STILL_RUNNING_MS = 500;
 
 /** True when `pid` is still running `ms` from now; false as soon as it is gone. */
@@ -221,8 +221,9 @@ export async function runAcp(args: string[]): Promise<void> {
 
   /**
    * The daemon went away. Every unanswered request gets its error now (nothing hangs, no prompt is
-   * re-sent); then, if a daemon answers again within a few seconds (a supervisor restarted it), the
-   * shim rejoins as the same window; otherwise it exits non-zero so the editor shows the failure.
+   * re-sent); then, if a daemon comes back (a supervisor restarted it: shim/rejoin.ts says how long
+   * that may take), the shim rejoins as the same window; otherwise it exits non-zero so the editor
+   * shows the failure.
    */
   const lost = async (): Promise<void> => {
     ws = undefined;
@@ -243,19 +244,13 @@ export async function runAcp(args: string[]): Promise<void> {
       for (const id of memory.takePending()) writeLine(errorLine(id, ErrorCode.DaemonLost, message, { reason: "daemon_lost", logPath }));
       exit(1);
     }
-    const deadline = Date.now() + RECONNECT_WINDOW_MS;
-    while (Date.now() < deadline && !stdinEnded) {
-      await new Promise((r) => setTimeout(r, 200));
-      try {
-        const socket = await connectOrStart(paths, { model, umask, autostart: false });
-        // Rejoin first, then whatever the editor sent meanwhile.
-        early.unshift(...memory.rejoinLines());
-        attach(socket);
-        process.stderr.write(`reasonix acp: reconnected to the daemon (pid ${readDaemonInfo(paths)?.pid ?? "?"})\n`);
-        return;
-      } catch {
-        // not back yet
-      }
+    const socket = await rejoinDaemon(paths, { model, umask }, daemonPid, () => stdinEnded);
+    if (socket) {
+      // Rejoin first, then whatever the editor sent meanwhile.
+      early.unshift(...memory.rejoinLines());
+      attach(socket);
+      process.stderr.write(`reasonix acp: reconnected to the daemon (pid ${readDaemonInfo(paths)?.pid ?? "?"})\n`);
+      return;
     }
     // Requests the editor sent while we waited are answered too, not dropped with the exit.
     for (const id of memory.takePending()) {

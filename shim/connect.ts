@@ -16,7 +16,8 @@ import { errorText } from "../shared/error-text.js";
 
 export const SHIM_BUILD = currentBuild();
 const HANDSHAKE_TIMEOUT_MS = 3000;
-const START_BUDGET_MS = 10_000;
+/** How long a daemon that is starting gets to answer. */
+export const START_BUDGET_MS = 10_000;
 
 /** The daemon cannot be used; the message is the cause, worded for the editor's user. */
 export class DaemonUnavailableError extends Error {

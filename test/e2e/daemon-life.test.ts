@@ -1,11 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { execFile, spawn as spawnProcess } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Level } from "level";
 import WebSocket from "ws";
+import { RECONNECT_WINDOW_MS } from "../../shim/rejoin.js";
+import { START_BUDGET_MS } from "../../shim/connect.js";
 import { BIN, isAlive, makeHome, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { world, within } from "./fixture.js";
 
@@ -163,8 +165,8 @@ test("a daemon that comes back within seconds (a supervisor restarted it): the s
   // What systemd's Restart=on-failure would do.
   await run(process.execPath, [BIN, "daemon", "start"], { env: { ...process.env, REASONIX_HOME: home.dir } });
   assert.equal((await failed)?.code, -32001, "the prompt in flight failed; it is never re-sent");
-  await agent.waitForLine(() => /reconnected/.test(agent.stderr()), 5000).catch(() => undefined);
-  assert.match(agent.stderr(), /reconnected to the daemon/);
+  // Whenever the restart completes: a shim that gave up fails this at once, with its stderr.
+  await agent.waitForStderr(/reconnected to the daemon/);
   assert.equal(agent.exitStatus, undefined, "the shim is still running");
 
   // The same window goes on: the session is attached again, with the editor's capabilities.
@@ -183,6 +185,25 @@ test("a daemon that comes back within seconds (a supervisor restarted it): the s
   );
   const requests = model.requests.map((r) => r.body.messages.at(-1));
   assert.equal(requests.filter((m: { content?: string }) => m.content === "interrupted prompt").length, 1, "the lost prompt was not re-sent");
+});
+
+test("a restarted daemon still starting when the shim's window ends (a busy machine): the shim sees it start, waits and rejoins", async (t) => {
+  const { agent, model, home, workdir } = await world(t, { connector: "process" });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const old = await waitForDaemonPid(home.dir);
+  process.kill(old, "SIGKILL");
+  await waitForPidExit(old, 5000);
+  // What a supervisor does, on a machine too busy to start a daemon within the window: the process
+  // runs at once, but answers only after the window, counted from the loss, has ended.
+  const slow = join(home.dir, "slow-start.cjs");
+  writeFileSync(slow, `Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${RECONNECT_WINDOW_MS + 500});\n`);
+  const env = { ...process.env, REASONIX_HOME: home.dir, NODE_OPTIONS: `--require ${slow}` };
+  spawnProcess(process.execPath, [BIN, "daemon", "run"], { env, detached: true, stdio: "ignore" }).unref();
+  await agent.waitForStderr(/reconnected to the daemon/, RECONNECT_WINDOW_MS + START_BUDGET_MS);
+  assert.notEqual(await waitForDaemonPid(home.dir), old);
+  model.enqueue({ content: ["back"] });
+  assert.equal((await agent.prompt(sessionId, "after a slow restart")).stopReason, "end_turn");
 });
 
 test("a request piped in with EOF right behind it is still answered, cold and warm, then the shim exits 0", async (t) => {

@@ -7,41 +7,28 @@
  * meanwhile, each whole and in order; the daemon's memory stays bounded.
  *
  * The seed is printed; REASONIX_FUZZ_SEED replays it, REASONIX_FUZZ_RUNS sets the number of inputs
- * (the soak script, test/soak.js, runs many more).
+ * (the soak script, test/soak.js, runs many more). A failure's message holds what replays it: the
+ * seed, fast-check's path of the input (REASONIX_FUZZ_PATH replays that input alone, without the
+ * systematic pass) and the input, every byte written.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
-import { z } from "zod";
-import { notificationMethods, requestMethods } from "../../daemon/acp/methods.js";
 import { rawTopLevelId } from "../../shared/exact-id.js";
 import { waitForDaemonPid, isAlive, type Agent } from "../support/harness.js";
-import { acpMethods, everyFieldWrong, inputArbitrary, type FuzzInput, type FuzzPool, type JsonSchema, type MethodSpec } from "../support/fuzz-messages.js";
+import { describeInput, everyFieldWrong, FuzzGenerationError, fuzzedMethods, inputArbitrary, type FuzzInput, type FuzzPool } from "../support/fuzz-messages.js";
 import type { ScriptedReply } from "../support/scripted-model.js";
 import { daemonStatus, world, within } from "./fixture.js";
 
 const SEED = Number(process.env.REASONIX_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const RUNS = Number(process.env.REASONIX_FUZZ_RUNS ?? 400);
+/** fast-check's path of one input of the seed's run, as a failure prints it: that input alone is run. */
+const PATH = process.env.REASONIX_FUZZ_PATH || undefined;
+const RUNS = Number(process.env.REASONIX_FUZZ_RUNS ?? (PATH ? 1 : 400));
 const HUGE_BYTES = Number(process.env.REASONIX_FUZZ_HUGE_BYTES ?? 2 * 1024 * 1024);
 const MAX_DEPTH = Number(process.env.REASONIX_FUZZ_MAX_DEPTH ?? 50_000);
 /** The daemon's resident memory after the run, bounded well below what a leak over the run would reach. */
 const RSS_LIMIT_KB = Number(process.env.REASONIX_FUZZ_RSS_LIMIT_MIB ?? 400) * 1024;
-
-/** The vendor methods, from the zod schemas the daemon validates them with. */
-function vendorMethods(): MethodSpec[] {
-  const acp = new Set(acpMethods().map((m) => m.method));
-  const out: MethodSpec[] = [];
-  for (const [method, spec] of Object.entries(requestMethods)) {
-    if (acp.has(method)) continue;
-    out.push({ method, schema: z.toJSONSchema(spec.params, { io: "input", unrepresentable: "any" }) as JsonSchema, notification: false });
-  }
-  for (const [method, spec] of Object.entries(notificationMethods)) {
-    if (acp.has(method)) continue;
-    out.push({ method, schema: z.toJSONSchema(spec.params, { io: "input", unrepresentable: "any" }) as JsonSchema, notification: true });
-  }
-  return out;
-}
 
 /** The id of a response line as JSON text: numbers as written (exact), strings and null as JSON. */
 function responseIdText(line: string, id: unknown): string {
@@ -153,6 +140,27 @@ async function streamer(agent: Agent, sessionId: string, stop: () => boolean): P
   return turns;
 }
 
+/**
+ * The failure as CI's log should hold it: the seed, the path, the input and the commands that replay
+ * them. A failing input is not shrunk (`endOnFailure`: the daemon keeps state between inputs, so a
+ * smaller input would not be the same experiment), so the path is the input's index in the run.
+ */
+function replayable(what: string, cause: unknown, input: string, path?: string): Error {
+  const knobs = Object.entries(process.env)
+    .filter(([k]) => k.startsWith("REASONIX_FUZZ_") && !["REASONIX_FUZZ_SEED", "REASONIX_FUZZ_PATH", "REASONIX_FUZZ_RUNS"].includes(k))
+    .map(([k, v]) => `${k}=${v} `)
+    .join("");
+  const run = (env: string) => `npm run build && ${knobs}${env} node test/run.js e2e/fuzz`;
+  const lines = [
+    `fuzz failure in ${what}: ${cause instanceof Error ? cause.message : fc.stringify(cause)}`,
+    `seed ${SEED}${path === undefined ? "" : `, fast-check path "${path}"`}`,
+    `replay the whole run: ${run(`REASONIX_FUZZ_SEED=${SEED} REASONIX_FUZZ_RUNS=${PATH ? 400 : RUNS}`)}`,
+  ];
+  if (path !== undefined) lines.push(`replay this input alone: ${run(`REASONIX_FUZZ_SEED=${SEED} REASONIX_FUZZ_PATH=${path}`)}`);
+  lines.push(input);
+  return new Error(lines.join("\n"), { cause });
+}
+
 const streamPieces = (n: number) => Array.from({ length: 40 }, (_, i) => `t${n}c${i} `);
 const streamText = (n: number) => streamPieces(n).join("");
 
@@ -185,29 +193,47 @@ test(`generated and mutated protocol input: every request answered with its id a
   const streamed = streamer(other, streaming, () => done);
   streamed.catch(() => undefined);
 
-  const methods = [...acpMethods(), ...vendorMethods()];
+  const methods = fuzzedMethods();
   let inputs = 0;
   const rssTrend: number[] = [];
   const byKind = new Map<string, number>();
   try {
     // First the systematic pass: every member of a sample of every method's params, of a wrong type.
-    for (const input of everyFieldWrong(methods, pool, SEED)) {
+    const systematic = PATH ? [] : everyFieldWrong(methods, pool, SEED);
+    for (const [i, input] of systematic.entries()) {
       inputs++;
       byKind.set("every-field", (byKind.get("every-field") ?? 0) + 1);
-      await exercise(fuzzer, input);
+      try {
+        await exercise(fuzzer, input);
+      } catch (err) {
+        throw replayable(`systematic input ${i} of ${systematic.length}`, err, describeInput(input));
+      }
     }
     assert.ok(isAlive(daemon), "the daemon lived through the systematic pass");
-    await fc.assert(
-      fc.asyncProperty(inputArbitrary(methods, pool, { hugeBytes: HUGE_BYTES, maxDepth: MAX_DEPTH }), async (input) => {
-        inputs++;
-        const kind = input.kind;
-        byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
-        await exercise(fuzzer, input);
-        assert.ok(isAlive(daemon), `${input.label}: the daemon died`);
-        if (inputs % Math.max(1, Math.floor(RUNS / 5)) === 0) rssTrend.push(Math.round(rssKbOf(daemon) / 1024));
-      }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
-    );
+    let generated = 0;
+    const details = await fc
+      .check(
+        fc.asyncProperty(inputArbitrary(methods, pool, { hugeBytes: HUGE_BYTES, maxDepth: MAX_DEPTH }), async (input) => {
+          generated++;
+          inputs++;
+          const kind = input.kind;
+          byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+          await exercise(fuzzer, input);
+          assert.ok(isAlive(daemon), `${input.label}: the daemon died`);
+          if (inputs % Math.max(1, Math.floor(RUNS / 5)) === 0) rssTrend.push(Math.round(rssKbOf(daemon) / 1024));
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true, ...(PATH ? { path: PATH } : {}) },
+      )
+      .catch((err: unknown) => {
+        // fast-check lets a throw while generating through bare: the input it was making is the next one.
+        const drawn = err instanceof FuzzGenerationError ? `drawn: ${err.drawn}` : "drawn: (not known)";
+        throw replayable("the generator (a fault of the harness)", err, drawn, PATH ?? String(generated));
+      });
+    if (details.failed) {
+      const [input] = details.counterexample ?? [];
+      const cause = details.errorInstance ?? new Error(details.interrupted ? "interrupted" : "failed without an error");
+      throw replayable("a generated input", cause, input ? describeInput(input) : "input: (none)", details.counterexamplePath ?? undefined);
+    }
   } finally {
     done = true;
   }

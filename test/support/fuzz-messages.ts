@@ -9,6 +9,8 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import fc from "fast-check";
+import { z } from "zod";
+import { notificationMethods, requestMethods } from "../../daemon/acp/methods.js";
 
 export type JsonSchema = { [k: string]: unknown };
 
@@ -68,6 +70,26 @@ export function acpMethods(): MethodSpec[] {
     else if (name.endsWith("Notification")) out.push({ method: def["x-method"], schema: def, notification: true });
   }
   return out;
+}
+
+/** The vendor methods, from the zod schemas the daemon validates them with. */
+function vendorMethods(): MethodSpec[] {
+  const acp = new Set(acpMethods().map((m) => m.method));
+  const out: MethodSpec[] = [];
+  for (const [method, spec] of Object.entries(requestMethods)) {
+    if (acp.has(method)) continue;
+    out.push({ method, schema: z.toJSONSchema(spec.params, { io: "input", unrepresentable: "any" }) as JsonSchema, notification: false });
+  }
+  for (const [method, spec] of Object.entries(notificationMethods)) {
+    if (acp.has(method)) continue;
+    out.push({ method, schema: z.toJSONSchema(spec.params, { io: "input", unrepresentable: "any" }) as JsonSchema, notification: true });
+  }
+  return out;
+}
+
+/** Every method the fuzzer sends: the ACP schema's, then the vendor ones. */
+export function fuzzedMethods(): MethodSpec[] {
+  return [...acpMethods(), ...vendorMethods()];
 }
 
 const ANY_JSON = fc.jsonValue({ maxDepth: 2 });
@@ -439,9 +461,13 @@ export function unknownMethodInput(name: string, id: IdChoice): FuzzInput {
   };
 }
 
-/** A response to an id the agent never used: never answered. */
+/**
+ * A response to an id the agent never used: never answered. The error's message is the payload's
+ * JSON text, not `String(payload)`: a generated object may have a `toString` member that is no
+ * function (`{"toString":true}`), which `String` cannot convert.
+ */
 export function strayResponseInput(id: IdChoice, payload: unknown, asError: boolean): FuzzInput {
-  const body = asError ? `"error":{"code":-32000,"message":${JSON.stringify(String(payload))}}` : `"result":${JSON.stringify(payload)}`;
+  const body = asError ? `"error":{"code":-32000,"message":${JSON.stringify(JSON.stringify(payload))}}` : `"result":${JSON.stringify(payload)}`;
   return {
     label: `response to unsent id ${abbreviate(id.text)}`,
     kind: "stray-response",
@@ -490,11 +516,64 @@ export function inputArbitrary(methods: MethodSpec[], pool: FuzzPool, limits: Fu
         mutation: mutationArbitrary(limits),
         framing: framingArbitrary,
       })
-      .map(buildInput),
+      .map(built(buildInput)),
   );
   return fc.oneof(
     { weight: 20, arbitrary: fc.oneof(...cases) },
-    { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 10 }), idArbitrary).map(([n, id]) => unknownMethodInput(n, id)) },
-    { weight: 1, arbitrary: fc.tuple(idArbitrary, ANY_JSON, fc.boolean()).map(([id, p, e]) => strayResponseInput(id, p, e)) },
+    { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 10 }), idArbitrary).map(built(([n, id]) => unknownMethodInput(n, id))) },
+    { weight: 1, arbitrary: fc.tuple(idArbitrary, ANY_JSON, fc.boolean()).map(built(([id, p, e]) => strayResponseInput(id, p, e))) },
   );
+}
+
+/** Thrown when the generator itself fails to build an input: a fault of the harness, never of the agent. */
+export class FuzzGenerationError extends Error {
+  /** what fast-check drew, as fast-check prints it */
+  readonly drawn: string;
+  constructor(drawn: string, cause: unknown) {
+    super(`the fuzz generator failed to build an input from what fast-check drew: ${cause instanceof Error ? cause.message : fc.stringify(cause)}`, { cause });
+    this.drawn = drawn;
+  }
+}
+
+/**
+ * A mapper that names what it was given when it throws: fast-check lets an exception in generation
+ * through bare, without the seed, the path or the value, so a failure would otherwise be unreplayable.
+ */
+function built<T>(make: (drawn: T) => FuzzInput): (drawn: T) => FuzzInput {
+  return (drawn) => {
+    try {
+      return make(drawn);
+    } catch (err) {
+      throw new FuzzGenerationError(abbreviateMiddle(fc.stringify(drawn), 4000), err);
+    }
+  };
+}
+
+/** The bytes of one write as text: printable ASCII as is, every other byte as \xNN, long runs elided in the middle. */
+export function showBytes(bytes: Buffer, keep = 1200): string {
+  const shown = (b: Buffer): string => {
+    let out = "";
+    for (const byte of b) out += byte >= 0x20 && byte < 0x7f && byte !== 0x5c ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`;
+    return out;
+  };
+  if (bytes.length <= keep) return shown(bytes);
+  const head = Math.floor((keep * 3) / 4);
+  const tail = keep - head;
+  return `${shown(bytes.subarray(0, head))}…(${bytes.length - keep} bytes elided)…${shown(bytes.subarray(bytes.length - tail))}`;
+}
+
+function abbreviateMiddle(s: string, keep: number): string {
+  return s.length <= keep ? s : `${s.slice(0, keep - 200)}…(${s.length - keep} chars elided)…${s.slice(-200)}`;
+}
+
+/** One input as a failure message shows it: what it was, what it expected, every byte written. */
+export function describeInput(input: FuzzInput): string {
+  const total = input.writes.reduce((n, w) => n + w.length, 0);
+  const lines = [
+    `input: ${input.label} (${input.kind})`,
+    `expected: ${abbreviateMiddle(JSON.stringify(input.expect), 1200)}`,
+    `written (${input.writes.length} write(s), ${total} bytes):`,
+  ];
+  for (const w of input.writes) lines.push(`  ${showBytes(w)}`);
+  return lines.join("\n");
 }

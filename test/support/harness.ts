@@ -356,6 +356,11 @@ export abstract class Agent {
     });
   }
 
+  /** The agent's stderr once it matches `pattern` (a process agent's is looked at as it arrives). */
+  waitForStderr(pattern: RegExp, timeoutMs = DEFAULT_WAIT_MS): Promise<string> {
+    return this.waitFor("stderr text", timeoutMs, () => (pattern.test(this.stderrText) ? { value: this.stderrText } : undefined));
+  }
+
   /** The first session/update (from index `from` of `updates`) matching pred. */
   waitForUpdate(pred: (u: SessionUpdateRecord) => boolean, timeoutMs = DEFAULT_WAIT_MS, from = 0): Promise<SessionUpdateRecord> {
     let cursor = from;
@@ -643,7 +648,7 @@ export abstract class Agent {
     });
   }
 
-  private tick(): void {
+  protected tick(): void {
     for (const listener of [...this.tickListeners]) listener();
   }
 
@@ -683,6 +688,7 @@ export class AgentProcess extends Agent {
     child.stderr!.on("data", (text: string) => {
       this.stderrText += text;
       if (VERBOSE) process.stderr.write(text);
+      this.tick();
     });
     child.stdout!.on("data", (chunk: Buffer) => this.fromAgent(chunk));
     child.stdout!.on("end", () => this.agentOutputEnded());
