@@ -4,7 +4,7 @@
  * the ready pipe, signals, the exit. Tests create the same object inside their own process.
  * Heavy modules (openai, MCP) load later, on first use, so the first `initialize` is answered fast.
  */
-import { renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { resolvePaths, type Paths } from "../shared/paths.js";
 import { basicEnvironment, looksSecret } from "../shared/environment.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
@@ -26,19 +26,13 @@ import {
   StartupError,
   tellLauncher,
 } from "./startup.js";
-import { SessionManager } from "./sessions/index.js";
-import { OpenAIChatModel } from "./provider/openai-chat.js";
-import { resolveEndpoint, resolveModelRef } from "./provider/registry.js";
-import { effortParams } from "./provider/effort.js";
+import { SessionManager, type SessionDeps } from "./sessions/index.js";
+import { modelFactory } from "./provider/factory.js";
 import { SearchThreads } from "./tools/builtin/search-thread.js";
-import type { DaemonTools } from "./tools/types.js";
 import { sandboxProber } from "./tools/sandbox-probe.js";
-import { RpcError } from "../shared/jsonrpc.js";
-import { errorText } from "../shared/error-text.js";
-import { buildApp } from "./server/app.js";
 import type { DaemonState } from "./server/state.js";
 import type { FastifyInstance } from "fastify";
-import { newToken, parseListen } from "./server/tcp-auth.js";
+import { listen, ListenError, type Listeners, removeSocket, unlisten } from "./server/listeners.js";
 
 export interface DaemonOptions {
   paths: Paths;
@@ -73,19 +67,6 @@ export interface Daemon {
   readonly closed: Promise<string>;
   /** Stops the daemon: listeners closed, sessions stopped, store closed, socket and daemon.json removed. */
   close(reason?: string): Promise<string>;
-}
-
-/** The optional loopback TCP listener, with a fresh token in the 0600 token file. */
-async function listenTcp(state: DaemonState, paths: Paths, config: DaemonConfig): Promise<{ app: FastifyInstance; address: string }> {
-  const at = parseListen(config.listen!);
-  const token = newToken(paths.tokenFile);
-  let port = at.port;
-  const app = await buildApp(state, { tcp: { token, port: () => port, allowedOrigins: config.allowedOrigins } });
-  await app.listen({ host: at.host, port: at.port });
-  const bound = app.server.address();
-  if (bound && typeof bound === "object") port = bound.port;
-  const host = at.host.includes(":") ? `[${at.host}]` : at.host;
-  return { app, address: `${host}:${port}` };
 }
 
 function writeDaemonInfo(paths: Paths, info: object): void {
@@ -139,18 +120,6 @@ export async function createDaemon(options: DaemonOptions): Promise<Daemon> {
   }
 }
 
-/** Serves a listening socket by its descriptor (fastify's listen takes paths and ports only). */
-async function listenOnFd(app: FastifyInstance, fd: number): Promise<void> {
-  await app.ready();
-  await new Promise<void>((resolve, reject) => {
-    app.server.once("error", reject);
-    app.server.listen({ fd }, () => {
-      app.server.off("error", reject);
-      resolve();
-    });
-  });
-}
-
 /** `reasonix daemon run`: the daemon plus what a process of its own needs. */
 export async function runDaemon(): Promise<void> {
   process.umask(0o077);
@@ -195,6 +164,98 @@ export async function runDaemon(): Promise<void> {
   process.stderr.write(`reasonix daemon: ready (pid ${process.pid}, socket ${paths.socketPath})\n`);
 }
 
+/** Everything a running daemon holds that its stop must undo, in the order it was made. */
+interface Serving {
+  paths: Paths;
+  store: Store;
+  log: Logger;
+  ownLog: boolean;
+  listenFd: number | undefined;
+  state: DaemonState;
+  sessions: SessionManager;
+  listeners: Listeners;
+  idleTimer: NodeJS.Timeout;
+  scan: Promise<void>;
+}
+
+/** The sessions' view of this daemon: its configuration as it is now, its model factory, its tools. */
+function sessionDeps(paths: Paths, env: NodeJS.ProcessEnv, store: Store, log: Logger, config: () => DaemonConfig, list: () => SessionManager): SessionDeps {
+  // Probed now, while nothing else runs; sessions wait for the answer before their first command.
+  const sandbox = sandboxProber(env.PATH);
+  void sandbox();
+  return {
+    store,
+    log,
+    config,
+    configDir: paths.configDir,
+    maxSteps: () => config().maxSteps,
+    permissionTimeoutMs: () => config().permissionTimeoutSeconds * 1000,
+    goalBounds: () => config().goal,
+    createModel: modelFactory(config, { daemonEnv: env, envFile: paths.envFile, credentialsFile: paths.credentialsFile }),
+    listSessions: async (cwd) => (await list().list(cwd, undefined)).sessions,
+    sandbox,
+    hiddenDirs: daemonDirs(paths),
+    // Read at each call, so a changed config.json applies to the next one; this daemon's alone.
+    tools: {
+      editorTimeoutMs: () => config().editorTimeoutSeconds * 1000,
+      searches: new SearchThreads(() => config().searchTimeoutSeconds * 1000),
+    },
+  };
+}
+
+/**
+ * Leaves when nothing has been attached or running for `idleShutdownSeconds`, or, an upgraded install
+ * being there, at the first idle moment (the next shim would replace this daemon anyway).
+ */
+function watchIdle(state: DaemonState, idleMs: number, env: NodeJS.ProcessEnv): NodeJS.Timeout {
+  let idleSince = Date.now();
+  const timer = setInterval(
+    () => {
+      const busy = state.connections > 0 || !state.idle();
+      if (busy) idleSince = Date.now();
+      else if (idleMs > 0 && Date.now() - idleSince >= idleMs) state.requestShutdown("idle");
+      else if (currentBuild(env) !== state.build) state.requestShutdown(`a newer build (${currentBuild(env)}) is installed`);
+    },
+    Math.min(5000, Math.max(250, idleMs / 4)),
+  );
+  timer.unref();
+  return timer;
+}
+
+/**
+ * Every live session is stopped: a running turn is cancelled and its commands, terminals and MCP
+ * servers end with it, instead of outliving the daemon as orphans in their own process groups.
+ */
+async function stopSessions(sessions: SessionManager, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_STOP_BUDGET_MS)));
+  const stops = sessions.liveSessions().map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err }, "stopping a session failed")));
+  await Promise.race([Promise.all(stops), budget]);
+  clearTimeout(timer);
+  await sessions.shutdown();
+}
+
+async function stopServing(d: Serving, reason: string): Promise<string> {
+  const { log, paths } = d;
+  log.info({ reason }, "daemon stopping");
+  d.state.draining = true;
+  clearInterval(d.idleTimer);
+  try {
+    await unlisten(d.listeners, paths);
+    await stopSessions(d.sessions, log);
+    await d.scan;
+    await d.store.close();
+  } catch (err) {
+    log.error({ err }, "error while stopping");
+  }
+  removeSocket(paths, d.listenFd);
+  rmSync(paths.daemonInfoFile, { force: true });
+  log.info("daemon stopped");
+  if (d.ownLog) await closeLogger(log);
+  else log.flush();
+  return reason;
+}
+
 async function serve(
   paths: Paths,
   env: NodeJS.ProcessEnv,
@@ -204,42 +265,9 @@ async function serve(
   ownLog: boolean,
   listenFd: number | undefined,
 ): Promise<Daemon> {
-  const build = currentBuild(env);
   const currentConfig = liveConfig(paths.configFile, initial, env, log);
-  // Read at each call, so a changed config.json applies to the next one; this daemon's alone.
-  const tools: DaemonTools = {
-    editorTimeoutMs: () => currentConfig().editorTimeoutSeconds * 1000,
-    searches: new SearchThreads(() => currentConfig().searchTimeoutSeconds * 1000),
-  };
-  // Probed now, while nothing else runs; sessions wait for the answer before their first command.
-  const sandbox = sandboxProber(env.PATH);
-  void sandbox();
-  const keySources = { daemonEnv: env, envFile: paths.envFile, credentialsFile: paths.credentialsFile };
-  const sessions = new SessionManager(
-    store,
-    {
-      store,
-      log,
-      config: currentConfig,
-      configDir: paths.configDir,
-      maxSteps: () => currentConfig().maxSteps,
-      permissionTimeoutMs: () => currentConfig().permissionTimeoutSeconds * 1000,
-      goalBounds: () => currentConfig().goal,
-      createModel: (ref, windowEnv, effort) => {
-        const choice = resolveModelRef(currentConfig(), ref);
-        if (!choice) throw RpcError.invalidParams(`model: "${ref}" is not a configured model`);
-        const extra = effortParams(choice.provider.name, effort);
-        const { modelRetry: r, modelIdleTimeoutSeconds } = currentConfig();
-        const policy = { retries: r.retries, baseMs: r.baseSeconds * 1000, maxMs: r.maxSeconds * 1000, idleMs: modelIdleTimeoutSeconds * 1000 };
-        return new OpenAIChatModel(choice.ref, choice.model, resolveEndpoint(choice, windowEnv, keySources), () => extra, policy);
-      },
-      listSessions: async (cwd) => (await sessions.list(cwd, undefined)).sessions,
-      sandbox,
-      hiddenDirs: daemonDirs(paths),
-      tools,
-    },
-    log,
-  );
+  const deps = sessionDeps(paths, env, store, log, currentConfig, () => sessions);
+  const sessions = new SessionManager(store, deps, log);
   try {
     await sessions.recover();
   } catch (err) {
@@ -252,6 +280,7 @@ async function serve(
   // config `retention`: a first sweep once serving, then periodically; never blocks the start.
   sessions.startRetention();
 
+  let serving: Serving | undefined;
   let shuttingDown: Promise<string> | undefined;
   let stopped!: (reason: string) => void;
   const closed = new Promise<string>((resolve) => (stopped = resolve));
@@ -259,62 +288,38 @@ async function serve(
     services: { sessions, config: currentConfig, paths, log, version: PACKAGE_VERSION },
     store,
     startedAt: Date.now(),
-    build,
+    build: currentBuild(env),
     draining: false,
     connections: 0,
     windowBacklogBytes: initial.windowBacklogBytes,
     idle: () => sessions.liveSessions().every((s) => s.isIdle()),
     plainWindowEnv: basicEnvironment(env),
-    sandbox,
-    searchThreads: () => tools.searches.running,
+    sandbox: deps.sandbox,
+    searchThreads: () => deps.tools.searches.running,
     requestShutdown: (reason) => {
-      shuttingDown ??= shutdown(reason);
+      if (!serving || shuttingDown) return;
+      shuttingDown = stopServing(serving, reason).then((r) => {
+        stopped(r);
+        return r;
+      });
     },
   };
 
-  // We hold the lock, so a socket file left here is stale: only the lock holder may remove it.
-  if (listenFd === undefined) rmSync(paths.socketPath, { force: true });
-  const app = await buildApp(state);
+  let listeners: Listeners;
   try {
-    if (listenFd === undefined) await app.listen({ path: paths.socketPath });
-    else await listenOnFd(app, listenFd);
+    listeners = await listen(state, paths, initial, listenFd);
   } catch (err) {
-    await app.close().catch(() => undefined);
-    throw new StartupError(`cannot listen on ${paths.socketPath}: ${errorText(err)}`, "listen_failed");
-  }
-  let tcp: Awaited<ReturnType<typeof listenTcp>> | undefined;
-  try {
-    tcp = initial.listen ? await listenTcp(state, paths, initial) : undefined;
-  } catch (err) {
-    await app.close().catch(() => undefined);
-    const message = errorText(err);
-    // parseListen's own words already name the setting ("listen: 0.0.0.0 is not a loopback address").
-    throw new StartupError(message.startsWith("listen:") ? message : `cannot listen on ${initial.listen}: ${message}`, "listen_failed");
+    throw err instanceof ListenError ? new StartupError(err.message, "listen_failed") : err;
   }
   writeDaemonInfo(paths, {
     pid: process.pid,
-    build,
+    build: state.build,
     wire: WIRE_MAJOR,
     socket: paths.socketPath,
-    ...(tcp ? { tcp: tcp.address } : {}),
+    ...(listeners.tcp ? { tcp: listeners.tcp.address } : {}),
     logFile: paths.logFile,
     startedAt: new Date(state.startedAt).toISOString(),
   });
-
-  const idleMs = initial.idleShutdownSeconds * 1000;
-  let idleSince = Date.now();
-  const idleTimer = setInterval(
-    () => {
-      const busy = state.connections > 0 || !state.idle();
-      if (busy) idleSince = Date.now();
-      else if (idleMs > 0 && Date.now() - idleSince >= idleMs) state.requestShutdown("idle");
-      // An upgraded install: the next shim would replace us anyway; leave at the first idle moment.
-      else if (currentBuild(env) !== build) state.requestShutdown(`a newer build (${currentBuild(env)}) is installed`);
-    },
-    Math.min(5000, Math.max(250, idleMs / 4)),
-  );
-  idleTimer.unref();
-
   // Damage LevelDB dropped in silence shows as holes in the ledgers; looked for once serving.
   const scan = scanStore(store).then(
     (found) => log.info(found, "store integrity scan done"),
@@ -322,53 +327,14 @@ async function serve(
       if (!state.draining) log.error({ err }, "store integrity scan failed");
     },
   );
-  log.info({ socket: paths.socketPath, build }, "daemon ready");
-
-  /**
-   * Every live session is stopped: a running turn is cancelled and its commands, terminals and MCP
-   * servers end with it, instead of outliving the daemon as orphans in their own process groups.
-   */
-  async function stopSessions(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_STOP_BUDGET_MS)));
-    const stops = sessions.liveSessions().map((s) => s.stop().catch((err: unknown) => log.warn({ sessionId: s.id, err }, "stopping a session failed")));
-    await Promise.race([Promise.all(stops), budget]);
-    clearTimeout(timer);
-    await sessions.shutdown();
-  }
-
-  async function shutdown(reason: string): Promise<string> {
-    log.info({ reason }, "daemon stopping");
-    state.draining = true;
-    clearInterval(idleTimer);
-    try {
-      await tcp?.app.close();
-      if (tcp) rmSync(paths.tokenFile, { force: true });
-      await app.close();
-      await stopSessions();
-      await scan;
-      await store.close();
-    } catch (err) {
-      log.error({ err }, "error while stopping");
-    }
-    try {
-      // A socket systemd passed stays where it is: the next connection starts the daemon again.
-      if (listenFd === undefined) unlinkSync(paths.socketPath);
-    } catch {
-      // already removed by the server's close
-    }
-    rmSync(paths.daemonInfoFile, { force: true });
-    log.info("daemon stopped");
-    if (ownLog) await closeLogger(log);
-    else log.flush();
-    stopped(reason);
-    return reason;
-  }
+  const idleTimer = watchIdle(state, initial.idleShutdownSeconds * 1000, env);
+  serving = { paths, store, log, ownLog, listenFd, state, sessions, listeners, idleTimer, scan };
+  log.info({ socket: paths.socketPath, build: state.build }, "daemon ready");
 
   return {
     state,
-    app,
-    tcpAddress: tcp?.address,
+    app: listeners.app,
+    tcpAddress: listeners.tcp?.address,
     closed,
     close: (reason = "closed by its owner") => {
       state.requestShutdown(reason);

@@ -61,6 +61,69 @@ export function subagentPrompt(roots: readonly string[], edits: boolean): string
   ].join("\n");
 }
 
+/** The child's steps as lines of the parent's call: each tool call a line, ticked when it ends. */
+class ChildProgress {
+  readonly lines: string[] = [];
+  private readonly callLine = new Map<string, number>();
+
+  constructor(private readonly onProgress: (lines: readonly string[]) => void) {}
+
+  say(line: string): void {
+    this.lines.push(line);
+    this.onProgress([...this.lines]);
+  }
+
+  /** The child's tool calls show as lines of the parent's call, not as calls of their own. */
+  emit(u: SessionUpdate): void {
+    if (u.sessionUpdate === "tool_call") {
+      this.callLine.set(u.toolCallId, this.lines.length);
+      this.say(`- ${u.title}${u.status === "failed" ? " (failed)" : ""}`);
+    } else if (u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")) {
+      const at = this.callLine.get(u.toolCallId);
+      if (at !== undefined) this.lines[at] = `${this.lines[at]}${u.status === "failed" ? " (failed)" : " ✓"}`;
+      this.onProgress([...this.lines]);
+    }
+  }
+}
+
+/** The parent's gate and grants with the child's own tools; its questions asked under the task's call. */
+function childHost(runner: RunnerHost, tools: RunnerHost["tools"], taskCallId: string, progress: ChildProgress): RunnerHost {
+  return {
+    ...runner,
+    tools,
+    emit: (u) => progress.emit(u),
+    // The editor knows the task call, not the child's calls: questions are asked under the former.
+    askPermission: (toolCall, options, sig) =>
+      runner.askPermission({ ...toolCall, toolCallId: taskCallId, status: "in_progress", title: `Subagent: ${toolCall.title ?? "a tool call"}` }, options, sig),
+    context: (sig, id) => {
+      // A child never starts a child of its own.
+      const { subagent: _none, ...ctx } = runner.context(sig, id);
+      return ctx;
+    },
+  };
+}
+
+/** The child's own signal: the parent's cancel, or its time bound, whichever comes first. */
+function childSignal(parent: AbortSignal, seconds: number): { signal: AbortSignal; timedOut(): boolean; dispose(): void } {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onParentAbort = (): void => controller.abort(parent.reason);
+  if (parent.aborted) onParentAbort();
+  else parent.addEventListener("abort", onParentAbort, { once: true });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error("subagent time limit"));
+  }, seconds * 1000);
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    dispose: () => {
+      clearTimeout(timer);
+      parent.removeEventListener("abort", onParentAbort);
+    },
+  };
+}
+
 export function subagentRunner(deps: SubagentDeps): SubagentRunner {
   return {
     async run(prompt, parentSignal, onProgress, opts = {}): Promise<SubagentResult> {
@@ -77,52 +140,12 @@ export function subagentRunner(deps: SubagentDeps): SubagentRunner {
         { role: "user", content: prompt },
       ];
       const startedAt = new Date().toISOString();
-      const lines: string[] = [];
-      const callLine = new Map<string, number>();
-      const progress = (): void => onProgress([...lines]);
+      const progress = new ChildProgress(onProgress);
+      const child = childHost(runner, tools, deps.toolCallId, progress);
+      const bound = childSignal(parentSignal, limits.seconds);
       let steps = 0;
       let tokens = 0;
-      let timedOut = false;
-      const controller = new AbortController();
-      const onParentAbort = (): void => controller.abort(parentSignal.reason);
-      if (parentSignal.aborted) onParentAbort();
-      else parentSignal.addEventListener("abort", onParentAbort, { once: true });
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort(new Error("subagent time limit"));
-      }, limits.seconds * 1000);
-
-      // The child's tool calls show as lines of the parent's call, not as calls of their own.
-      const childEmit = (u: SessionUpdate): void => {
-        if (u.sessionUpdate === "tool_call") {
-          callLine.set(u.toolCallId, lines.length);
-          lines.push(`- ${u.title}${u.status === "failed" ? " (failed)" : ""}`);
-          progress();
-        } else if (u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")) {
-          const at = callLine.get(u.toolCallId);
-          if (at !== undefined) lines[at] = `${lines[at]}${u.status === "failed" ? " (failed)" : " ✓"}`;
-          progress();
-        }
-      };
-      const child: RunnerHost = {
-        ...runner,
-        tools,
-        emit: childEmit,
-        // The editor knows the task call, not the child's calls: questions are asked under the former.
-        askPermission: (toolCall, options, sig) =>
-          runner.askPermission(
-            { ...toolCall, toolCallId: deps.toolCallId, status: "in_progress", title: `Subagent: ${toolCall.title ?? "a tool call"}` },
-            options,
-            sig,
-          ),
-        context: (sig, id) => {
-          // A child never starts a child of its own.
-          const { subagent: _none, ...ctx } = runner.context(sig, id);
-          return ctx;
-        },
-      };
-      lines.push(`Subagent started (at most ${limits.maxSteps} steps).`);
-      progress();
+      progress.say(`Subagent started (at most ${limits.maxSteps} steps).`);
       let stopReason: string;
       try {
         stopReason = await runModelLoop(
@@ -146,21 +169,19 @@ export function subagentRunner(deps: SubagentDeps): SubagentRunner {
             ...(deps.beforeRequest ? { beforeRequest: deps.beforeRequest } : {}),
           },
           deps.createModel(),
-          controller.signal,
+          bound.signal,
           { maxSteps: limits.maxSteps },
         );
       } finally {
-        clearTimeout(timer);
-        parentSignal.removeEventListener("abort", onParentAbort);
+        bound.dispose();
       }
-      if (timedOut) stopReason = "time_limit";
+      if (bound.timedOut()) stopReason = "time_limit";
       else if (tokens >= limits.maxTokens && stopReason === "end_turn" && history.at(-1)?.role === "tool") stopReason = "token_limit";
       const last = [...history].reverse().find((m) => m.role === "assistant" && typeof m.content === "string" && m.content.trim() !== "");
       const report = typeof last?.content === "string" ? last.content.trim() : "";
-      lines.push(`Subagent finished: ${stopReason}, ${steps} step${steps === 1 ? "" : "s"}.`);
-      progress();
+      progress.say(`Subagent finished: ${stopReason}, ${steps} step${steps === 1 ? "" : "s"}.`);
       deps.keep?.({ toolCallId: deps.toolCallId, prompt, startedAt, stopReason, steps, messages: history });
-      return { report, stopReason, steps, transcript: lines };
+      return { report, stopReason, steps, transcript: progress.lines };
     },
   };
 }
