@@ -6,10 +6,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { REPO_ROOT } from "../support/harness.js";
 import { cycles, folderGraph, importGraph, sourceFiles } from "./import-graph.js";
 import { recordWrites } from "./record-writes.js";
+import { functionLengths } from "./function-lengths.js";
+import { statedImports, unnamedFiles } from "./readmes.js";
 
 test("no import circles between modules, type-only imports included", () => {
   assert.deepEqual(cycles(importGraph(REPO_ROOT)), []);
@@ -57,4 +59,28 @@ test("what npm pack ships holds no test file and no test helper", () => {
     files.filter((f) => /(^|\/)test\/|\.test\.|fixture/.test(f)),
     [],
   );
+});
+
+test("no production function or closure over 100 lines, counted from the syntax tree", () => {
+  const long = functionLengths(REPO_ROOT, sourceFiles(REPO_ROOT))
+    .filter((f) => f.lines > 100)
+    .map((f) => `${f.file}:${f.line} ${f.name} (${f.lines} lines)`);
+  assert.deepEqual(long, []);
+});
+
+test("every production file is named in its folder's README", () => {
+  const folders = [...new Set(sourceFiles(REPO_ROOT).map((f) => dirname(relative(REPO_ROOT, f)).split(sep).join("/")))];
+  assert.deepEqual(unnamedFiles(REPO_ROOT, folders), []);
+});
+
+test("each folder README's `Folders imported:` line is what the import graph says", () => {
+  const wrong: string[] = [];
+  for (const [folder, imports] of folderGraph(importGraph(REPO_ROOT))) {
+    const stated = statedImports(REPO_ROOT, folder);
+    const actual = [...imports].sort();
+    if (stated === undefined) wrong.push(`${folder}: its README has no "Folders imported:" line`);
+    else if (stated.join(" ") !== actual.join(" "))
+      wrong.push(`${folder}: README says ${stated.join(", ") || "none"}; the code imports ${actual.join(", ") || "none"}`);
+  }
+  assert.deepEqual(wrong, []);
 });
