@@ -6,13 +6,19 @@ import { BUSY_FRAMES, MAX_HELD_BYTES, tickCork } from "./tick-cork.js";
 
 async function pair(t: { after(fn: () => void): void }): Promise<{ client: Socket; received: () => string }> {
   let got = "";
-  const server = createServer((s) => s.on("data", (d) => (got += d.toString())));
+  const accepted: Socket[] = [];
+  const server = createServer((s) => {
+    accepted.push(s);
+    s.on("data", (d) => (got += d.toString()));
+  });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const client = connect((server.address() as { port: number }).port, "127.0.0.1");
   await once(client, "connect");
   t.after(() => {
+    // Both ends, or the server side lingers and holds the test process for a minute after the tests.
     client.destroy();
+    for (const s of accepted) s.destroy();
     server.close();
   });
   return { client, received: () => got };

@@ -68,6 +68,10 @@ export function tickCork(socket: Writable, spacingMs = CORK_SPACING_MS, busySpac
     socket.cork();
     const wait = prompt ? 0 : lastFlush + spacing - performance.now();
     if (wait <= 0) releaseSoon();
-    else timer = setTimeout(release, wait);
+    else {
+      timer = setTimeout(release, wait);
+      // The socket keeps the process alive while it is open; a flush pending on it need not.
+      timer.unref();
+    }
   };
 }
