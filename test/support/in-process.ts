@@ -11,6 +11,7 @@ import { PassThrough, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createDaemon, type Daemon } from "../../daemon/main.js";
 import { AlreadyRunningError, StartupError } from "../../daemon/startup.js";
+import { daemonEnvironment } from "../../shared/environment.js";
 import { resolvePaths } from "../../shared/paths.js";
 import { parseAcpArgs, runAcp, type ShimRun } from "../../shim/acp.js";
 import { assertTrustedSocket, DaemonUnavailableError, openSocket, unixDaemon, type DaemonLink, type WindowOptions } from "../../shim/connect.js";
@@ -27,7 +28,8 @@ async function daemonFor(home: string, env: NodeJS.ProcessEnv): Promise<Daemon> 
   await daemon?.closed;
   // Another window may have started the next daemon while this one waited.
   if (daemons.get(home) !== known) return daemonFor(home, env);
-  const created = createDaemon({ paths: resolvePaths(env), env });
+  // What a shim gives the daemon it starts (shim/connect.ts startDaemon): the kept names, no secret.
+  const created = createDaemon({ paths: resolvePaths(env), env: daemonEnvironment(env) });
   daemons.set(home, created);
   inProcessDaemons.set(home, { stop: async () => void (await (await created.catch(() => undefined))?.close("stopped by the test")) });
   const forget = (): void => {
