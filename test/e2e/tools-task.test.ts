@@ -1,9 +1,8 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { world, within } from "./fixture.js";
+import { world, within, test } from "./fixture.js";
 
 const textOfContent = (u: any): string => (u.content ?? []).map((c: any) => c.content?.text ?? "").join("\n");
 
