@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Level } from "level";
 import { AgentProcess, BIN, daemonPid, isAlive, makeHome, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
-import { world, within, processTest } from "./fixture.js";
+import { world, within, processTest, test } from "./fixture.js";
 
 const NOBODY = 65534;
 
@@ -260,8 +260,8 @@ processTest("config.json with an unknown key: initialize is answered with the ke
   assert.equal(existsSync(join(home.dir, "logs", "last-start-error")), false, "a good start clears the recorded failure");
 });
 
-processTest("a daemon that cannot start: the shim's own -32001 answers echo a request id too large for a JavaScript number exactly", async (t) => {
-  const { agent } = await world(t, { connector: "process", raw: true, prepare: (dir) => writeFileSync(join(dir, "config.json"), '{"modle":"x"}') });
+test("a daemon that cannot start: the shim's own -32001 answers echo a request id too large for a JavaScript number exactly", async (t) => {
+  const { agent } = await world(t, { raw: true, prepare: (dir) => writeFileSync(join(dir, "config.json"), '{"modle":"x"}') });
   const from = agent.stdoutLines.length;
   agent.writeRaw('{"jsonrpc":"2.0","id":18446744073709551617,"method":"initialize","params":{"protocolVersion":1}}\n');
   agent.writeRaw('{"jsonrpc":"2.0","id":-9007199254740993,"method":"session/list","params":{}}\n');
