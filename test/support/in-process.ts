@@ -4,7 +4,7 @@
  * app on its Unix socket, which `reasonix daemon status` reaches), and each window is the shim itself:
  * `runAcp` (shim/acp.ts) on streams in memory instead of stdio, joining that daemon over its socket
  * with the shim's own WebSocket client and upgrade. Only what a shim process is (its start, the daemon
- * spawned through the ready pipe, a build handover, real pipes) needs `{ connector: "process" }`.
+ * spawned through the ready pipe, a build handover, real pipes) needs the process connector.
  */
 import { readFileSync } from "node:fs";
 import { PassThrough, Writable } from "node:stream";
