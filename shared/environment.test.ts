@@ -11,6 +11,7 @@ test("a daemon's environment keeps where things are and the locale, never a key,
     XDG_RUNTIME_DIR: "/run/user/1000",
     REASONIX_HOME: "/tmp/h",
     REASONIX_LOG_LEVEL: "debug",
+    REASONIX_BUDGET_TOKENS: "1000",
     NODE_EXTRA_CA_CERTS: "/etc/ca.pem",
     DEEPSEEK_API_KEY: "sk-1",
     AWS_SECRET_ACCESS_KEY: "x",
@@ -27,6 +28,7 @@ test("a daemon's environment keeps where things are and the locale, never a key,
     "LC_ALL",
     "NODE_EXTRA_CA_CERTS",
     "PATH",
+    "REASONIX_BUDGET_TOKENS",
     "REASONIX_HOME",
     "REASONIX_LOG_LEVEL",
     "XDG_RUNTIME_DIR",
@@ -49,4 +51,5 @@ test("secret-looking names", () => {
   for (const name of ["DEEPSEEK_API_KEY", "api_key", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "GOOGLE_APPLICATION_CREDENTIALS"])
     assert.ok(looksSecret(name), name);
   assert.ok(!looksSecret("PATH"));
+  assert.ok(!looksSecret("REASONIX_BUDGET_TOKENS"), "a budget counted in tokens is a setting");
 });

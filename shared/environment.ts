@@ -8,10 +8,12 @@
  */
 
 const SECRET_WORDS = /KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL/i;
+/** Our own settings whose names hold such a word but no secret: left out, the override never reached a daemon a shim started. */
+const NOT_SECRET = new Set(["REASONIX_BUDGET_TOKENS"]);
 
 /** A name that usually carries a credential (API keys, tokens, passwords). */
 export function looksSecret(name: string): boolean {
-  return SECRET_WORDS.test(name);
+  return SECRET_WORDS.test(name) && !NOT_SECRET.has(name);
 }
 
 /** What a daemon needs of its starter's environment: where things are, the locale, the trust store. */

@@ -10,7 +10,7 @@ import { storeLockHolder } from "../shared/store-lock.js";
 import { spawnDetached, type DetachStrategy } from "./detach.js";
 import { HEADER_BUILD, HEADER_ENV, HEADER_MODEL, HEADER_SHIM_PID, HEADER_UMASK, HEADER_WIRE, WIRE_MAJOR } from "../shared/wire.js";
 import { BIN_PATH, currentBuild } from "../shared/build.js";
-import { httpOverSocket, isRunning } from "./daemon-process.js";
+import { httpOverSocket, isRunning, startingDaemon } from "./daemon-process.js";
 import { daemonEnvironment } from "../shared/environment.js";
 import { errorText } from "../shared/error-text.js";
 
@@ -64,10 +64,11 @@ export function assertTrustedSocket(paths: Paths): void {
   if (problem) throw new DaemonUnavailableError(problem, "untrusted_socket");
 }
 
-/** What a window says of itself at the upgrade beyond its environment: `--model`, and its umask. */
+/** What a window says of itself at the upgrade: `--model`, its umask, and its environment (default: this process's). */
 export interface WindowOptions {
   model?: string | undefined;
   umask?: number | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
 }
 
 export function openSocket(paths: Paths, opts: WindowOptions): Promise<UnixWebSocket> {
@@ -78,9 +79,9 @@ export function openSocket(paths: Paths, opts: WindowOptions): Promise<UnixWebSo
   }
   const headers: Record<string, string> = {
     [HEADER_WIRE]: String(WIRE_MAJOR),
-    [HEADER_BUILD]: SHIM_BUILD,
+    [HEADER_BUILD]: opts.env ? currentBuild(opts.env) : SHIM_BUILD,
     [HEADER_SHIM_PID]: String(process.pid),
-    [HEADER_ENV]: Buffer.from(JSON.stringify(envSnapshot())).toString("base64"),
+    [HEADER_ENV]: Buffer.from(JSON.stringify(envSnapshot(opts.env))).toString("base64"),
   };
   if (opts.model) headers[HEADER_MODEL] = opts.model;
   if (opts.umask !== undefined) headers[HEADER_UMASK] = opts.umask.toString(8).padStart(4, "0");
@@ -263,4 +264,44 @@ export function readDaemonInfo(paths: Paths): { pid: number; logFile?: string; b
   } catch {
     return undefined;
   }
+}
+
+/** The socket the shim's unit talks over: `UnixWebSocket`'s side of it. */
+export type ShimSocket = Pick<UnixWebSocket, "send" | "close" | "destroy" | "pause" | "resume" | "on" | "once">;
+
+/** The daemon as a window sees it (shim/acp.ts): how to join it, and how to tell a drop from a death. */
+export interface DaemonLink {
+  /** The home's log file, named when no daemon can be had. */
+  readonly logFile: string;
+  /** Opens a window. A rejoin passes false: it never starts a daemon. Rejects with DaemonUnavailableError when none can be had. */
+  open(autostart: boolean): Promise<ShimSocket>;
+  /** The running daemon's pid and log file, as daemon.json names them. */
+  info(): { pid: number; logFile?: string } | undefined;
+  /** True when the daemon last joined is still running `ms` from now (it dropped the window on purpose); false once it is gone. */
+  stillRunningAfter(ms: number): Promise<boolean>;
+  /** Whether a daemon of this home, other than the one last joined, is on its way up (not answering yet). */
+  starting?(): boolean;
+}
+
+/** The daemon of `paths` on its Unix socket, started when none answers: what `reasonix acp` joins. */
+export function unixDaemon(paths: Paths, opts: WindowOptions): DaemonLink {
+  let pid: number | undefined;
+  return {
+    logFile: paths.logFile,
+    async open(autostart) {
+      const socket = await connectOrStart(paths, { ...opts, autostart });
+      pid = readDaemonInfo(paths)?.pid;
+      return socket;
+    },
+    info: () => readDaemonInfo(paths),
+    starting: () => startingDaemon(paths, pid) !== undefined,
+    async stillRunningAfter(ms) {
+      const deadline = Date.now() + ms;
+      while (pid !== undefined && isRunning(pid)) {
+        if (Date.now() >= deadline) return true;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return false;
+    },
+  };
 }

@@ -22,7 +22,9 @@ const USAGE = `usage: reasonix <command>
 async function main(): Promise<void> {
   switch (command) {
     case "acp":
-      return (await import("./acp.js")).runAcp(rest);
+      // bin/reasonix.js runs the bundle of acp-main.ts; this is the same entry, unbundled.
+      await import("./acp-main.js");
+      return;
     case "daemon": {
       const [sub, ...args] = rest;
       const usage = "usage: reasonix daemon run|start [--listen 127.0.0.1:PORT] | stop | status | logs [-f]\n";

@@ -222,6 +222,11 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
     this.socket.end();
   }
 
+  /** Drops the connection without a close frame, as a process exit would; `close` (1006) follows. */
+  destroy(): void {
+    this.socket.destroy();
+  }
+
   /** Stops reading from the daemon while the editor is slow; resume() starts again. */
   pause(): void {
     this.socket.pause();

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Runs every compiled test file (dist/**/*.test.js: unit tests beside the code in shared/ and
 // daemon/, end-to-end tests in test/) with node:test. Node 20 has no glob support for --test, so
-// the files are found here. Usage: node test/run.js [filter ...]
+// the files are found here. Usage: node test/run.js [--fast] [filter ...]
 // A file runs when its path under dist/ contains any filter (e.g. `node test/run.js e2e`).
+// --fast (`npm run test:fast`, the inner loop): unit and in-process tests only. The end-to-end tests
+// are registered for the in-process connector alone (REASONIX_TEST_CONNECTORS, e2e/fixture.ts) and
+// the soak files are left out.
 // Output: the spec reporter live on stdout, then one line "N passed, N failed[, N skipped]" taken
 // from a TAP copy of the same run. Exit status is non-zero on any failure or when nothing ran.
 // REASONIX_TEST_TIMEOUT_MS overrides the per-test timeout (default 5 minutes).
@@ -11,10 +14,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SOAK_FILES } from "./soak-files.js";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const testDir = join(root, "dist");
-const filters = process.argv.slice(2);
+const fast = process.argv.includes("--fast");
+const filters = process.argv.slice(2).filter((a) => a !== "--fast");
 
 function findTests(dir) {
   let entries;
@@ -46,8 +51,9 @@ function isEndToEnd(file) {
 
 const files = findTests(testDir)
   .filter((file) => {
-    if (filters.length === 0) return true;
     const rel = relative(testDir, file).split(sep).join("/");
+    if (fast && SOAK_FILES.some((f) => rel.includes(f))) return false;
+    if (filters.length === 0) return true;
     return filters.some((f) => rel.includes(f));
   })
   // End-to-end files first: they are the long ones, and with two at a time the short unit files
@@ -76,7 +82,7 @@ const child = spawn(
     `--test-reporter-destination=${tapFile}`,
     ...files,
   ],
-  { cwd: root, stdio: ["ignore", "inherit", "inherit"] },
+  { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: fast ? { ...process.env, REASONIX_TEST_CONNECTORS: "in-process" } : process.env },
 );
 
 // Ctrl-C reaches the test runner through the process group; the wrapper just waits for its summary.

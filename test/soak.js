@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SOAK_FILES } from "./soak-files.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const defaults = {
@@ -20,5 +21,5 @@ const defaults = {
 };
 const env = { ...process.env };
 for (const [name, value] of Object.entries(defaults)) env[name] ??= value;
-const child = spawn(process.execPath, [join(here, "run.js"), "e2e/fuzz", "e2e/crash-matrix", "e2e/load"], { stdio: "inherit", env });
+const child = spawn(process.execPath, [join(here, "run.js"), ...SOAK_FILES], { stdio: "inherit", env });
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

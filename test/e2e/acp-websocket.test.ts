@@ -80,9 +80,14 @@ class PlainClient {
 
 test("a plain ACP WebSocket client with the token runs initialize, session/new and a prompt on the TCP listener", async (t) => {
   const { agent, model, home, workdir } = await world(t, {
-    prepare: (dir) => writeFileSync(join(dir, "config.json"), JSON.stringify({ listen: "127.0.0.1:0" })),
+    prepare: (dir) => {
+      writeFileSync(join(dir, "config.json"), JSON.stringify({ listen: "127.0.0.1:0" }));
+      // A plain client sends no environment, and a daemon a shim starts holds no key of its own:
+      // the key is where `reasonix setup` stores it.
+      writeFileSync(join(dir, "credentials.json"), JSON.stringify({ DEEPSEEK_API_KEY: TEST_API_KEY }), { mode: 0o600 });
+    },
   });
-  // The first window starts the daemon (with the provider key in its environment, as a shim's would).
+  // The first window starts the daemon.
   await agent.initialize();
   const address = JSON.parse(readFileSync(join(home.dir, "run", "daemon.json"), "utf8")).tcp as string;
   const token = readFileSync(join(home.dir, "token"), "utf8").trim();

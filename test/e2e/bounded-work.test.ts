@@ -6,11 +6,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { waitForDaemonPid } from "../support/harness.js";
-import { daemonStatus, world, within } from "./fixture.js";
+import { daemonStatus, world, within, processTest } from "./fixture.js";
 
 const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 
-test("10,000 pipelined requests with session/new mixed in: every one answered, memory bounded during and after the burst", async (t) => {
+processTest("10,000 pipelined requests with session/new mixed in: every one answered, memory bounded during and after the burst", async (t) => {
   // The daemon's memory is measured: it needs a process of its own.
   const { agent, workdir, home } = await world(t, { connector: "process" });
   await agent.initialize();

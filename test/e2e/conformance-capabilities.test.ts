@@ -6,12 +6,11 @@
  * (images) and PROMPTCAP-002 (audio) — DeepSeek's chat API takes neither. Advertised without a kit
  * requirement: `sessionCapabilities.fork` (unstable v1), tested in fork.test.ts.
  */
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Agent } from "../support/harness.js";
-import { world } from "./fixture.js";
+import { world, test } from "./fixture.js";
 
 const STOP_REASONS = ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"];
 

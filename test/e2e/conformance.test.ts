@@ -4,9 +4,8 @@
  * named by id, run against the real shim and daemon. Every test's teardown also checks that stdout
  * held only schema-valid JSON-RPC (SCHEMA-001/002, TRANSPORT-001, STDERR-001).
  */
-import { test } from "node:test";
 import assert from "node:assert/strict";
-import { world } from "./fixture.js";
+import { world, test } from "./fixture.js";
 
 const STOP_REASONS = ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"];
 
@@ -143,7 +142,7 @@ test("CLIENTCAP-001..003: without fs or terminal capabilities the agent never ca
 });
 
 test("SHUTDOWN-001 / TRANSPORT-002: the process exits when stdin closes", async (t) => {
-  const { agent } = await world(t, { connector: "process" });
+  const { agent } = await world(t);
   await agent.initialize();
   assert.equal(await agent.closeStdin(), 0);
 });

@@ -1,9 +1,8 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stopDaemon } from "../support/harness.js";
-import { world } from "./fixture.js";
+import { world, test } from "./fixture.js";
 
 const option = (list: Array<{ id: string }>, id: string) =>
   list.find((o) => o.id === id) as { id: string; currentValue: string; options: Array<{ value: string }>; category: string };

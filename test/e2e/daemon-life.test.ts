@@ -9,7 +9,7 @@ import WebSocket from "ws";
 import { RECONNECT_WINDOW_MS } from "../../shim/rejoin.js";
 import { START_BUDGET_MS } from "../../shim/connect.js";
 import { BIN, isAlive, makeHome, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
-import { world, within } from "./fixture.js";
+import { world, within, processTest } from "./fixture.js";
 
 const run = promisify(execFile);
 
@@ -30,7 +30,7 @@ function daemonsOf(home: string): number[] {
   return pids;
 }
 
-test("two shims started at the same instant on a fresh home both initialize, and one daemon runs", async (t) => {
+processTest("two shims started at the same instant on a fresh home both initialize, and one daemon runs", async (t) => {
   const { agent, spawn, home } = await world(t, { connector: "process" });
   const second = spawn();
   const [a, b] = await Promise.all([agent.initialize(), second.initialize()]);
@@ -43,7 +43,7 @@ test("two shims started at the same instant on a fresh home both initialize, and
   assert.deepEqual(daemonsOf(home.dir), [pid]);
 });
 
-test("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon stop` stops it cleanly", async (t) => {
+processTest("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon stop` stops it cleanly", async (t) => {
   const { agent, home, workdir } = await world(t, { connector: "process" });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -69,7 +69,7 @@ test("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon sto
   await db.close();
 });
 
-test("kill -9 of the daemon during a prompt: the pending prompt gets an error naming the log, the shim exits non-zero", async (t) => {
+processTest("kill -9 of the daemon during a prompt: the pending prompt gets an error naming the log, the shim exits non-zero", async (t) => {
   const { agent, model, home, workdir } = await world(t, { connector: "process" });
   model.enqueue({ content: ["partial "], hang: true });
   await agent.initialize();
@@ -117,7 +117,7 @@ test("the socket refuses another wire version and browser origins before any ACP
   assert.equal(await attempt({ "x-reasonix-wire": "1", origin: "https://evil.example" }), 403);
 });
 
-test("after an upgrade, a shim of the new build replaces an idle daemon; a busy one stays, with a warning", async (t) => {
+processTest("after an upgrade, a shim of the new build replaces an idle daemon; a busy one stays, with a warning", async (t) => {
   const { agent, model, workdir, home, spawn } = await world(t, { connector: "process", env: { REASONIX_BUILD_ID: "0.1.0+old" } });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -148,7 +148,7 @@ test("after an upgrade, a shim of the new build replaces an idle daemon; a busy 
   assert.ok(loaded.configOptions);
 });
 
-test("a daemon that comes back within seconds (a supervisor restarted it): the shim rejoins as the same window", async (t) => {
+processTest("a daemon that comes back within seconds (a supervisor restarted it): the shim rejoins as the same window", async (t) => {
   const { agent, model, home, workdir } = await world(t, { connector: "process", clientCapabilities: { terminal: true } });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -187,7 +187,7 @@ test("a daemon that comes back within seconds (a supervisor restarted it): the s
   assert.equal(requests.filter((m: { content?: string }) => m.content === "interrupted prompt").length, 1, "the lost prompt was not re-sent");
 });
 
-test("a restarted daemon still starting when the shim's window ends (a busy machine): the shim sees it start, waits and rejoins", async (t) => {
+processTest("a restarted daemon still starting when the shim's window ends (a busy machine): the shim sees it start, waits and rejoins", async (t) => {
   const { agent, model, home, workdir } = await world(t, { connector: "process" });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -206,7 +206,7 @@ test("a restarted daemon still starting when the shim's window ends (a busy mach
   assert.equal((await agent.prompt(sessionId, "after a slow restart")).stopReason, "end_turn");
 });
 
-test("a request piped in with EOF right behind it is still answered, cold and warm, then the shim exits 0", async (t) => {
+processTest("a request piped in with EOF right behind it is still answered, cold and warm, then the shim exits 0", async (t) => {
   const home = await makeHome();
   t.after(() => home.cleanup());
   const init = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } })}\n`;
@@ -225,7 +225,7 @@ test("a request piped in with EOF right behind it is still answered, cold and wa
   }
 });
 
-test("a client that closes the shim's stdout mid-stream has left: the shim exits 0 without a word, the turn finishes in the daemon", async (t) => {
+processTest("a client that closes the shim's stdout mid-stream has left: the shim exits 0 without a word, the turn finishes in the daemon", async (t) => {
   const w = await world(t, { connector: "process" });
   const { agent, model, workdir } = w;
   const pieces = Array.from({ length: 40 }, (_, i) => `piece${i} `);

@@ -3,7 +3,6 @@
  * process tree, the shim talks only to a socket of ours, any home path works, and a daemon that
  * cannot start says why — to the editor, as the error of its requests, and in `daemon status`.
  */
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -14,7 +13,7 @@ import { join } from "node:path";
 import { Level } from "level";
 import { AgentProcess, BIN, daemonPid, isAlive, makeHome, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
-import { world, within } from "./fixture.js";
+import { world, within, processTest, test } from "./fixture.js";
 
 const NOBODY = 65534;
 
@@ -107,7 +106,7 @@ async function refusedWith(agent: AgentProcess, expected: string): Promise<{ cod
 // ---------------------------------------------------------------------------------------------
 // Detached for real
 
-test("a client that kills the shim's descendants and process group never reaches the daemon; another window's turn finishes", async (t) => {
+processTest("a client that kills the shim's descendants and process group never reaches the daemon; another window's turn finishes", async (t) => {
   // Window B's shim leads its own process group and, on this fresh home, starts the daemon.
   const { agent: b, spawn, model, home, workdir } = await world(t, { connector: "process", detached: true });
   await b.initialize();
@@ -144,23 +143,26 @@ test("a client that kills the shim's descendants and process group never reaches
 });
 
 for (const way of ["setsid", "node"] as const) {
-  test(`a daemon started through ${way === "setsid" ? "setsid -f" : "the node intermediate"} leads its own session and group and is not the shim's child`, async (t) => {
-    const { agent, home } = await world(t, { connector: "process", env: { REASONIX_DETACH: way } });
-    await agent.initialize();
-    const daemon = await waitForDaemonPid(home.dir);
-    const st = procStat(daemon);
-    assert.equal(st.sid, daemon);
-    assert.equal(st.pgrp, daemon);
-    assert.notEqual(st.ppid, agent.child.pid);
-    // (A zombie the shim has not reaped yet counts as gone.)
-    assert.deepEqual(descendants(agent.child.pid!).filter(isAlive), [], "the shim has no descendants left");
-  });
+  processTest(
+    `a daemon started through ${way === "setsid" ? "setsid -f" : "the node intermediate"} leads its own session and group and is not the shim's child`,
+    async (t) => {
+      const { agent, home } = await world(t, { connector: "process", env: { REASONIX_DETACH: way } });
+      await agent.initialize();
+      const daemon = await waitForDaemonPid(home.dir);
+      const st = procStat(daemon);
+      assert.equal(st.sid, daemon);
+      assert.equal(st.pgrp, daemon);
+      assert.notEqual(st.ppid, agent.child.pid);
+      // (A zombie the shim has not reaped yet counts as gone.)
+      assert.deepEqual(descendants(agent.child.pid!).filter(isAlive), [], "the shim has no descendants left");
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // Only our own socket
 
-test("a socket folder that belongs to another user: the shim sends its socket nothing and initialize names the folder", async (t) => {
+processTest("a socket folder that belongs to another user: the shim sends its socket nothing and initialize names the folder", async (t) => {
   let server: Server | undefined;
   let connections = 0;
   const received: Buffer[] = [];
@@ -193,7 +195,7 @@ test("a socket folder that belongs to another user: the shim sends its socket no
 // ---------------------------------------------------------------------------------------------
 // Any home path
 
-test("a home whose run/daemon.sock is over 140 bytes works end to end; another sharing its first 107 bytes gets its own daemon", async (t) => {
+processTest("a home whose run/daemon.sock is over 140 bytes works end to end; another sharing its first 107 bytes gets its own daemon", async (t) => {
   const base = await makeHome();
   const model = await ScriptedModel.start();
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), "rx-ws-")));
@@ -241,7 +243,7 @@ test("a home whose run/daemon.sock is over 140 bytes works end to end; another s
 // ---------------------------------------------------------------------------------------------
 // Failures in their own words
 
-test("config.json with an unknown key: initialize is answered with the key and the file; status says the same; a fixed config starts", async (t) => {
+processTest("config.json with an unknown key: initialize is answered with the key and the file; status says the same; a fixed config starts", async (t) => {
   const { agent, home, spawn } = await world(t, { connector: "process", prepare: (dir) => writeFileSync(join(dir, "config.json"), '{"modle":"x"}') });
   const err = await refusedWith(agent, 'unknown key "modle"');
   assert.ok(err.message.includes(join(home.dir, "config.json")), err.message);
@@ -259,7 +261,7 @@ test("config.json with an unknown key: initialize is answered with the key and t
 });
 
 test("a daemon that cannot start: the shim's own -32001 answers echo a request id too large for a JavaScript number exactly", async (t) => {
-  const { agent } = await world(t, { connector: "process", raw: true, prepare: (dir) => writeFileSync(join(dir, "config.json"), '{"modle":"x"}') });
+  const { agent } = await world(t, { raw: true, prepare: (dir) => writeFileSync(join(dir, "config.json"), '{"modle":"x"}') });
   const from = agent.stdoutLines.length;
   agent.writeRaw('{"jsonrpc":"2.0","id":18446744073709551617,"method":"initialize","params":{"protocolVersion":1}}\n');
   agent.writeRaw('{"jsonrpc":"2.0","id":-9007199254740993,"method":"session/list","params":{}}\n');
@@ -270,7 +272,7 @@ test("a daemon that cannot start: the shim's own -32001 answers echo a request i
   assert.match(lines[0]!, /unknown key \\"modle\\"/);
 });
 
-test("a REASONIX_HOME that is a regular file: initialize is answered with its path; status says the same", async (t) => {
+processTest("a REASONIX_HOME that is a regular file: initialize is answered with its path; status says the same", async (t) => {
   const outside = mkdtempSync("/tmp/rx-file-");
   t.after(() => rmSync(outside, { recursive: true, force: true }));
   const file = join(outside, "home");
@@ -283,7 +285,7 @@ test("a REASONIX_HOME that is a regular file: initialize is answered with its pa
   assert.equal(shown.json.reason, err.message);
 });
 
-test("a store another process holds open: initialize names that process; status says the same", async (t) => {
+processTest("a store another process holds open: initialize names that process; status says the same", async (t) => {
   let db: Level<string, string> | undefined;
   t.after(() => db?.close());
   const { agent, home } = await world(t, {
@@ -300,7 +302,7 @@ test("a store another process holds open: initialize names that process; status 
   assert.equal(shown.json.reason, err.message);
 });
 
-test("a damaged store: initialize says it is damaged, in LevelDB's words; status says the same", async (t) => {
+processTest("a damaged store: initialize says it is damaged, in LevelDB's words; status says the same", async (t) => {
   const { agent, home, workdir, spawn } = await world(t, { connector: "process" });
   await agent.initialize();
   await agent.newSession(workdir);
@@ -322,7 +324,7 @@ test("a damaged store: initialize says it is damaged, in LevelDB's words; status
   assert.equal(shown.json.reason, err.message);
 });
 
-test("a daemon that holds the store but does not answer: after the start budget the shim names it", async (t) => {
+processTest("a daemon that holds the store but does not answer: after the start budget the shim names it", async (t) => {
   const { agent, home, spawn } = await world(t, { connector: "process" });
   await agent.initialize();
   const pid = await waitForDaemonPid(home.dir);

@@ -1,11 +1,10 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn as spawnProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, stopDaemon as stopDaemonOf, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import type { Agent, AgentProcess } from "../support/harness.js";
-import { daemonStatus, world, within } from "./fixture.js";
+import { daemonStatus, world, within, test, processTest } from "./fixture.js";
 
 /** Loads a session through a raw request and splits what arrived: replay before the answer, the rest after. */
 async function load(agent: Agent, sessionId: string, cwd: string) {
@@ -159,7 +158,8 @@ test("a permission question whose window is killed is asked again on the other w
   assert.equal(readFileSync(join(workdir, "later.txt"), "utf8"), "later\n");
 });
 
-test("a window that stops reading does not hold up the other; the daemon drops it and its memory stays bounded", async (t) => {
+// Process connector only: a real shim stops reading its stdout, and the daemon process's RSS is measured.
+processTest("a window that stops reading does not hold up the other; the daemon drops it and its memory stays bounded", async (t) => {
   // The backlog limit is lowered so a modest flood shows the mechanism; the default is 64 MiB.
   const {
     agent: a,
@@ -207,7 +207,8 @@ test("a window that stops reading does not hold up the other; the daemon drops i
   assert.ok(rssKb < 300 * 1024, `daemon RSS ${rssKb} kB`);
 });
 
-test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load replays what was persisted and marks the turn interrupted", async (t) => {
+// Process connector only: it kills the daemon's process.
+processTest("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load replays what was persisted and marks the turn interrupted", async (t) => {
   const { agent, model, workdir, spawn, home } = await world(t, { connector: "process" });
   model.enqueue({ content: ["before ", "the crash "], hang: true });
   await agent.initialize();
@@ -242,7 +243,8 @@ test("kill -9 of the daemon mid-turn: a new shim starts a new daemon; load repla
   assert.equal(existsSync(join(home.dir, "run", "daemon.sock")), true);
 });
 
-test("a daemon killed during a tool call leaves a well-formed history: the call is closed as interrupted", async (t) => {
+// Process connector only: it kills the daemon's process.
+processTest("a daemon killed during a tool call leaves a well-formed history: the call is closed as interrupted", async (t) => {
   const { agent, model, workdir, spawn, home } = await world(t, { connector: "process" });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);

@@ -1,10 +1,9 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import type { Agent } from "../support/harness.js";
-import { world, within } from "./fixture.js";
+import { world, within, test, processTest } from "./fixture.js";
 
 /** The vendor names, read from initialize as a client must (never hard-coded). */
 async function discover(agent: Agent, extra: object = {}) {
@@ -137,7 +136,8 @@ test("inbox: idempotent enqueue, previews only, move, update and delete of pendi
   assert.equal(late.error.code, -32600);
 });
 
-test("kill -9 with queued items: after restart they are listed, paused and recovered, none ran; unpaused they run in order once", async (t) => {
+// Process connector only: it kills the daemon's process.
+processTest("kill -9 with queued items: after restart they are listed, paused and recovered, none ran; unpaused they run in order once", async (t) => {
   const { agent, model, workdir, home, spawn } = await world(t, { connector: "process" });
   const { inbox } = await discover(agent);
   const { sessionId } = await agent.newSession(workdir);

@@ -3,12 +3,13 @@
  * window on the agent with the SDK client attached. Teardown checks the wire was clean (the agent's
  * side held only schema-valid JSON-RPC) and stops the daemon.
  *
- * Two connectors, one test body (DESIGN §9). By default the daemon runs inside the test process and
- * windows join it over its socket (support/in-process.ts); `{ connector: "process" }` spawns the
- * real `reasonix acp` shim, which starts a real daemon process, for tests where processes matter:
- * start-up, crashes, detaching, the shim's own behaviour, what the daemon process holds.
+ * Two connectors, one test body (DESIGN §9). In-process, the daemon runs inside the test process and
+ * each window is the shim's unit on streams in memory (support/in-process.ts); the process connector
+ * spawns the real `reasonix acp` shim, which starts a real daemon process. This file's `test`
+ * registers a body once per connector; `processTest` one that needs processes (start-up, crashes,
+ * detaching, what the daemon process holds); node:test's `test` with `world(t)` is in-process.
  */
-import type { TestContext } from "node:test";
+import { test as nodeTest, type TestContext } from "node:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,40 @@ import { ScriptedModel } from "../support/scripted-model.js";
 const run = promisify(execFile);
 
 export type Connector = "in-process" | "process";
+
+/**
+ * The connectors this run uses: both, unless REASONIX_TEST_CONNECTORS names fewer
+ * (`npm run test:fast` sets it to in-process: the process runs are left out, not skipped).
+ */
+export const CONNECTORS: readonly Connector[] = (process.env.REASONIX_TEST_CONNECTORS ?? "in-process,process")
+  .split(",")
+  .filter((c): c is Connector => c === "in-process" || c === "process");
+
+/** The connector a running test was registered for; world(t) uses it. */
+const registeredFor = new WeakMap<TestContext, Connector>();
+
+type Body = (t: TestContext) => Promise<void>;
+
+function register(name: string, connector: Connector, body: Body): void {
+  nodeTest(`${name} [${connector}]`, (t) => {
+    registeredFor.set(t, connector);
+    return body(t);
+  });
+}
+
+/**
+ * One test body through every connector, registered as "<name> [in-process]" and "<name> [process]":
+ * the protocol-level files import this `test` in place of node:test's. A body that holds through one
+ * connector only is registered with processTest, or with node:test's `test` (in-process), saying why.
+ */
+export function test(name: string, body: Body): void {
+  for (const connector of CONNECTORS) register(name, connector, body);
+}
+
+/** A test that needs a shim or daemon process of its own: world(t) in it uses the process connector. */
+export function processTest(name: string, body: Body): void {
+  if (CONNECTORS.includes("process")) register(name, "process", body);
+}
 
 export interface WorldOptions extends Partial<AgentOptions> {
   noModel?: boolean;
@@ -47,7 +82,11 @@ export interface World<A extends Agent = Agent> {
 
 export async function world(t: TestContext, opts: WorldOptions & { connector: "process" }): Promise<World<AgentProcess>>;
 export async function world(t: TestContext, opts?: WorldOptions): Promise<World>;
-export async function world(t: TestContext, { prepare, connector = "in-process", ...opts }: WorldOptions = {}): Promise<World> {
+export async function world(t: TestContext, { prepare, connector: asked, ...opts }: WorldOptions = {}): Promise<World> {
+  const registered = registeredFor.get(t);
+  if (asked && registered && asked !== registered) throw new Error(`world(t, { connector: "${asked}" }) in a test registered for ${registered}`);
+  const connector = asked ?? registered ?? "in-process";
+  if (!CONNECTORS.includes(connector)) throw new Error(`this run leaves out the ${connector} connector: register the test with processTest`);
   const home = await makeHome();
   const model = await ScriptedModel.start();
   try {

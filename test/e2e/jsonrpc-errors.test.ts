@@ -1,6 +1,5 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
-import { world } from "./fixture.js";
+import { test, world } from "./fixture.js";
 
 test("bad params and unknown things get the right codes; the connection goes on", async (t) => {
   const { agent, workdir } = await world(t);
@@ -71,7 +70,7 @@ test("notifications are never answered, known or unknown", async (t) => {
 
 test("a 33 MiB line gets an error answering its id; the connection stays usable", async (t) => {
   // The shim answers an oversize line itself, before the daemon would see it.
-  const { agent, workdir } = await world(t, { connector: "process" });
+  const { agent, workdir } = await world(t);
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   const from = agent.messages.length;

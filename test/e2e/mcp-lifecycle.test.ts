@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { BIN, REPO_ROOT } from "../support/harness.js";
-import { daemonStatus, world } from "./fixture.js";
+import { daemonStatus, world, processTest } from "./fixture.js";
 
 const run = promisify(execFile);
 
@@ -55,7 +55,7 @@ test("a stdio MCP server that never answers initialize is ended, with its own ch
   assert.deepEqual(processesWith(marker), []);
 });
 
-test("stopping the daemon ends every session's MCP servers, handshake or not", async (t) => {
+processTest("stopping the daemon ends every session's MCP servers, handshake or not", async (t) => {
   // A real daemon process: `daemon stop` waits for it to exit.
   const { agent, workdir, home } = await world(t, { connector: "process" });
   const marker = `rx-mcp-${randomUUID()}`;

@@ -6,7 +6,7 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { BIN, makeHome } from "../support/harness.js";
-import { world } from "./fixture.js";
+import { world, processTest } from "./fixture.js";
 
 const run = promisify(execFile);
 
@@ -54,7 +54,7 @@ test("health, readiness, status and Prometheus metrics on the daemon's socket", 
   void model;
 });
 
-test("the loopback TCP listener: token on every route but /livez, loopback Host, no browser Origin", async (t) => {
+processTest("the loopback TCP listener: token on every route but /livez, loopback Host, no browser Origin", async (t) => {
   const home = await makeHome();
   t.after(() => home.cleanup());
   await run(process.execPath, [BIN, "daemon", "start", "--listen", "127.0.0.1:0"], { env: { ...process.env, REASONIX_HOME: home.dir } });
@@ -81,7 +81,7 @@ test("the loopback TCP listener: token on every route but /livez, loopback Host,
   assert.throws(() => statSync(tokenFile), /ENOENT/);
 });
 
-test("a listener on a non-loopback address is refused at start", async (t) => {
+processTest("a listener on a non-loopback address is refused at start", async (t) => {
   const home = await makeHome();
   t.after(() => home.cleanup());
   await assert.rejects(

@@ -1,7 +1,6 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { TEST_API_KEY } from "../support/harness.js";
-import { world } from "./fixture.js";
+import { world, test } from "./fixture.js";
 
 test("a prompt streams reasoning as thought chunks, then text as message chunks, then end_turn", async (t) => {
   const { agent, model, workdir } = await world(t);
@@ -124,7 +123,7 @@ test("a provider error is -32603 with one sentence that never contains the key",
 });
 
 test("through shim and daemon, two sessions streaming at once in one window each get every chunk in order, and a replay holds the same order", async (t) => {
-  const { agent, model, workdir, spawn } = await world(t, { connector: "process" });
+  const { agent, model, workdir, spawn } = await world(t);
   const N = 150;
   model.respond = (req) => {
     const tag = JSON.stringify(req.body.messages.at(-1).content).includes("one") ? "one" : "two";

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { stopDaemon, waitForDaemonPid } from "../support/harness.js";
-import { world } from "./fixture.js";
+import { world, processTest } from "./fixture.js";
 
 const MiB = 1024 * 1024;
 
@@ -36,7 +36,7 @@ function sampleRss(pid: number): { stop(): { sampledMb: number; hwmMb: number } 
   };
 }
 
-test("256 MiB of reasoning in one answer: cut at 4 MiB with a warning, the daemon stays small, and the session loads after a restart", async (t) => {
+processTest("256 MiB of reasoning in one answer: cut at 4 MiB with a warning, the daemon stays small, and the session loads after a restart", async (t) => {
   const { agent, model, workdir, home, spawn } = await world(t, { connector: "process" });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);

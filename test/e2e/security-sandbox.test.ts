@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { join } from "node:path";
 import { BIN, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
 import { FakeEditor } from "../support/editor.js";
-import { daemonStatus, world, within } from "./fixture.js";
+import { daemonStatus, world, within, processTest } from "./fixture.js";
 
 const toolResults = (body: any): Record<string, string> =>
   Object.fromEntries(
@@ -27,66 +27,69 @@ const PROBE = [
   "echo '== done'",
 ].join("\n");
 
-test("two windows: B's approved command reaches no key, no secret of A, nothing of A's transcript and not A's session id; an ordinary write in the same turn works", async (t) => {
-  const secretA = "A-SECRET-7f3e1c";
-  const secretB = "B-SECRET-91d2aa";
-  const transcriptA = "A-TRANSCRIPT-c0ffee";
-  const { agent: a, model, workdir, home, spawn } = await world(t, { connector: "process", env: { AWS_SECRET_ACCESS_KEY: secretA, GITHUB_TOKEN: secretA } });
-  await a.initialize();
-  const sandbox = (await daemonStatus(home.dir)).sandbox;
-  if (!sandbox.available) return t.skip(`no sandbox here: ${sandbox.reason}`);
-  const { sessionId: sessionA } = await a.newSession(workdir);
-  // A's session has a transcript and a job running with A's (filtered) environment.
-  model.enqueue(
-    { toolCalls: [{ id: "a-job", name: "run_command", arguments: { command: "sleep 60.41", background: true } }] },
-    { content: [`noted ${transcriptA}`] },
-  );
-  assert.equal((await within(10_000, "A's turn", a.prompt(sessionA, `remember ${transcriptA}`))).stopReason, "end_turn");
+processTest(
+  "two windows: B's approved command reaches no key, no secret of A, nothing of A's transcript and not A's session id; an ordinary write in the same turn works",
+  async (t) => {
+    const secretA = "A-SECRET-7f3e1c";
+    const secretB = "B-SECRET-91d2aa";
+    const transcriptA = "A-TRANSCRIPT-c0ffee";
+    const { agent: a, model, workdir, home, spawn } = await world(t, { connector: "process", env: { AWS_SECRET_ACCESS_KEY: secretA, GITHUB_TOKEN: secretA } });
+    await a.initialize();
+    const sandbox = (await daemonStatus(home.dir)).sandbox;
+    if (!sandbox.available) return t.skip(`no sandbox here: ${sandbox.reason}`);
+    const { sessionId: sessionA } = await a.newSession(workdir);
+    // A's session has a transcript and a job running with A's (filtered) environment.
+    model.enqueue(
+      { toolCalls: [{ id: "a-job", name: "run_command", arguments: { command: "sleep 60.41", background: true } }] },
+      { content: [`noted ${transcriptA}`] },
+    );
+    assert.equal((await within(10_000, "A's turn", a.prompt(sessionA, `remember ${transcriptA}`))).stopReason, "end_turn");
 
-  const workB = realpathSync(mkdtempSync(join(workdir, "..", "rx-ws-b-")));
-  t.after(() => rmSync(workB, { recursive: true, force: true }));
-  const b = spawn({ env: { AWS_SECRET_ACCESS_KEY: secretB, NPM_TOKEN: secretB } });
-  await b.initialize();
-  const { sessionId: sessionB } = await b.newSession(workB);
-  model.enqueue(
-    { toolCalls: [{ id: "probe", name: "run_command", arguments: { command: PROBE } }] },
-    { toolCalls: [{ id: "write", name: "run_command", arguments: { command: "echo written-by-b > b.txt && cat b.txt" } }] },
-    { content: ["done"] },
-  );
-  assert.equal((await within(30_000, "B's turn", b.prompt(sessionB, "look around"))).stopReason, "end_turn");
-  assert.equal(b.agentRequests.filter((r) => r.method === "session/request_permission").length, 2, "each command asked once");
-  const results = toolResults(model.requests.at(-1)!.body);
-  const probe = results.probe!;
-  const shown = JSON.stringify(b.updatesFor(sessionB));
-  for (const section of ["== every environment", "== parent", "== processes", "== home", "== sessions", "== socket", "== done"])
-    assert.ok(probe.includes(section), `the probe ran: ${section}`);
-  assert.ok(!probe.includes("bytes omitted"), "the whole output is here to be checked");
-  for (const [what, value] of [
-    ["the provider key", TEST_API_KEY],
-    ["window A's secret", secretA],
-    ["window B's own secret", secretB],
-    ["A's transcript", transcriptA],
-    ["A's session id", sessionA],
-  ] as const) {
-    assert.ok(!probe.includes(value), `${what} reached B's command:\n${probe}`);
-    assert.ok(!shown.includes(value), `${what} reached B's window`);
-  }
-  assert.ok(!probe.includes("sleep 60.41"), "A's job is not even visible");
-  assert.match(results.write!, /^Exit code: 0\nOutput:\nwritten-by-b/);
-  assert.equal(readFileSync(join(workB, "b.txt"), "utf8"), "written-by-b\n");
+    const workB = realpathSync(mkdtempSync(join(workdir, "..", "rx-ws-b-")));
+    t.after(() => rmSync(workB, { recursive: true, force: true }));
+    const b = spawn({ env: { AWS_SECRET_ACCESS_KEY: secretB, NPM_TOKEN: secretB } });
+    await b.initialize();
+    const { sessionId: sessionB } = await b.newSession(workB);
+    model.enqueue(
+      { toolCalls: [{ id: "probe", name: "run_command", arguments: { command: PROBE } }] },
+      { toolCalls: [{ id: "write", name: "run_command", arguments: { command: "echo written-by-b > b.txt && cat b.txt" } }] },
+      { content: ["done"] },
+    );
+    assert.equal((await within(30_000, "B's turn", b.prompt(sessionB, "look around"))).stopReason, "end_turn");
+    assert.equal(b.agentRequests.filter((r) => r.method === "session/request_permission").length, 2, "each command asked once");
+    const results = toolResults(model.requests.at(-1)!.body);
+    const probe = results.probe!;
+    const shown = JSON.stringify(b.updatesFor(sessionB));
+    for (const section of ["== every environment", "== parent", "== processes", "== home", "== sessions", "== socket", "== done"])
+      assert.ok(probe.includes(section), `the probe ran: ${section}`);
+    assert.ok(!probe.includes("bytes omitted"), "the whole output is here to be checked");
+    for (const [what, value] of [
+      ["the provider key", TEST_API_KEY],
+      ["window A's secret", secretA],
+      ["window B's own secret", secretB],
+      ["A's transcript", transcriptA],
+      ["A's session id", sessionA],
+    ] as const) {
+      assert.ok(!probe.includes(value), `${what} reached B's command:\n${probe}`);
+      assert.ok(!shown.includes(value), `${what} reached B's window`);
+    }
+    assert.ok(!probe.includes("sleep 60.41"), "A's job is not even visible");
+    assert.match(results.write!, /^Exit code: 0\nOutput:\nwritten-by-b/);
+    assert.equal(readFileSync(join(workB, "b.txt"), "utf8"), "written-by-b\n");
 
-  // The probe is not blind: run unconfined (danger-full-access), the same reads find A's secret (its
-  // output is then far too long to keep whole, so the finds are picked out of it).
-  await b.rpc.request("session/set_config_option", { sessionId: sessionB, configId: "tool_approval", value: "danger-full-access" });
-  const picked = `(${PROBE}) | grep -a -o -e 'A-SECRET-[0-9a-f]*' -e 'sleep 60.41' | sort -u`;
-  model.enqueue({ toolCalls: [{ id: "probe-open", name: "run_command", arguments: { command: picked } }] }, { content: ["done"] });
-  await within(30_000, "the unconfined probe", b.prompt(sessionB, "look again"));
-  const open = toolResults(model.requests.at(-1)!.body)["probe-open"]!;
-  assert.ok(open.includes(secretA), "unconfined, A's window environment is readable (A's shim process)");
-  assert.ok(open.includes("sleep 60.41"), "unconfined, A's job is visible");
-});
+    // The probe is not blind: run unconfined (danger-full-access), the same reads find A's secret (its
+    // output is then far too long to keep whole, so the finds are picked out of it).
+    await b.rpc.request("session/set_config_option", { sessionId: sessionB, configId: "tool_approval", value: "danger-full-access" });
+    const picked = `(${PROBE}) | grep -a -o -e 'A-SECRET-[0-9a-f]*' -e 'sleep 60.41' | sort -u`;
+    model.enqueue({ toolCalls: [{ id: "probe-open", name: "run_command", arguments: { command: picked } }] }, { content: ["done"] });
+    await within(30_000, "the unconfined probe", b.prompt(sessionB, "look again"));
+    const open = toolResults(model.requests.at(-1)!.body)["probe-open"]!;
+    assert.ok(open.includes(secretA), "unconfined, A's window environment is readable (A's shim process)");
+    assert.ok(open.includes("sleep 60.41"), "unconfined, A's job is visible");
+  },
+);
 
-test("the daemon a window starts holds no key, token or secret in its process environment", async (t) => {
+processTest("the daemon a window starts holds no key, token or secret in its process environment", async (t) => {
   const { agent, home } = await world(t, {
     connector: "process",
     env: { AWS_SECRET_ACCESS_KEY: "daemon-env-canary", GITHUB_TOKEN: "daemon-env-canary", SOME_PASSWORD: "daemon-env-canary" },

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createServer, type AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { BIN } from "../support/harness.js";
-import { world } from "./fixture.js";
+import { world, processTest } from "./fixture.js";
 
 const run = promisify(execFile);
 
@@ -70,7 +70,7 @@ test("a mistyped flag is an error with usage, never ignored: `reasonix setup --m
   assert.throws(() => statSync(join(home.dir, "config.json")), "setup wrote nothing");
 });
 
-test("REASONIX_MAX_STEPS=abc: the editor's initialize is answered with an error naming the variable", async (t) => {
+processTest("REASONIX_MAX_STEPS=abc: the editor's initialize is answered with an error naming the variable", async (t) => {
   const { agent } = await world(t, { connector: "process", env: { REASONIX_MAX_STEPS: "abc" } });
   const err = await agent.initialize().then(
     () => undefined,

@@ -12,6 +12,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { AgentProcess, BIN, makeHome, REPO_ROOT, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { processTest } from "./fixture.js";
 
 const run = promisify(execFile);
 
@@ -23,39 +24,42 @@ test("both units pass systemd-analyze verify", async (t) => {
   assert.equal(stderr.trim(), "", "no warnings");
 });
 
-test("a socket passed the way systemd passes it (LISTEN_FDS) is served as it is: the first connection reaches the daemon, and the socket outlives its stop", async (t) => {
-  // No window may start a daemon of its own before the passed socket is served: the home comes first.
-  const home = await makeHome();
-  t.after(() => home.cleanup());
-  const workdir = realpathSync(mkdtempSync(join(tmpdir(), "rx-ws-")));
-  t.after(() => rmSync(workdir, { recursive: true, force: true }));
-  const runDir = join(home.dir, "run");
-  mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  const socketPath = join(runDir, "daemon.sock");
-  // What systemd does for reasonix.socket: bind and listen, then hand the socket to the service.
-  const server: Server = await new Promise((resolve) => {
-    const s = createServer().listen(socketPath, () => resolve(s));
-  });
-  const fd = (server as unknown as { _handle: { fd: number } })._handle.fd;
-  const daemon = spawn("/bin/sh", ["-c", 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@"', process.execPath, BIN, "daemon", "run"], {
-    env: { ...process.env, REASONIX_HOME: home.dir, REASONIX_READY_FD: "" },
-    stdio: ["ignore", "ignore", "ignore", fd],
-  });
-  t.after(() => daemon.kill("SIGKILL"));
-  // Our copy of the socket stops accepting; closing a Unix server removes its path, so keep a link.
-  linkSync(socketPath, `${socketPath}.keep`);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  renameSync(`${socketPath}.keep`, socketPath);
+processTest(
+  "a socket passed the way systemd passes it (LISTEN_FDS) is served as it is: the first connection reaches the daemon, and the socket outlives its stop",
+  async (t) => {
+    // No window may start a daemon of its own before the passed socket is served: the home comes first.
+    const home = await makeHome();
+    t.after(() => home.cleanup());
+    const workdir = realpathSync(mkdtempSync(join(tmpdir(), "rx-ws-")));
+    t.after(() => rmSync(workdir, { recursive: true, force: true }));
+    const runDir = join(home.dir, "run");
+    mkdirSync(runDir, { recursive: true, mode: 0o700 });
+    const socketPath = join(runDir, "daemon.sock");
+    // What systemd does for reasonix.socket: bind and listen, then hand the socket to the service.
+    const server: Server = await new Promise((resolve) => {
+      const s = createServer().listen(socketPath, () => resolve(s));
+    });
+    const fd = (server as unknown as { _handle: { fd: number } })._handle.fd;
+    const daemon = spawn("/bin/sh", ["-c", 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@"', process.execPath, BIN, "daemon", "run"], {
+      env: { ...process.env, REASONIX_HOME: home.dir, REASONIX_READY_FD: "" },
+      stdio: ["ignore", "ignore", "ignore", fd],
+    });
+    t.after(() => daemon.kill("SIGKILL"));
+    // Our copy of the socket stops accepting; closing a Unix server removes its path, so keep a link.
+    linkSync(socketPath, `${socketPath}.keep`);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    renameSync(`${socketPath}.keep`, socketPath);
 
-  const pid = await waitForDaemonPid(home.dir);
-  assert.equal(pid, daemon.pid, "the daemon that took the passed socket is the one serving");
-  const agent = AgentProcess.spawn({ home: home.dir, cwd: workdir });
-  t.after(() => agent.kill("SIGKILL"));
-  assert.equal((await agent.initialize()).protocolVersion, 1);
-  assert.ok((await agent.newSession(workdir)).sessionId);
-  await agent.closeStdin();
-  agent.assertCleanWire();
-  await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home.dir } });
-  assert.equal(await waitForPidExit(pid, 10_000), true);
-  assert.ok(existsSync(socketPath), "systemd's socket is left where it is");
-});
+    const pid = await waitForDaemonPid(home.dir);
+    assert.equal(pid, daemon.pid, "the daemon that took the passed socket is the one serving");
+    const agent = AgentProcess.spawn({ home: home.dir, cwd: workdir });
+    t.after(() => agent.kill("SIGKILL"));
+    assert.equal((await agent.initialize()).protocolVersion, 1);
+    assert.ok((await agent.newSession(workdir)).sessionId);
+    await agent.closeStdin();
+    agent.assertCleanWire();
+    await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home.dir } });
+    assert.equal(await waitForPidExit(pid, 10_000), true);
+    assert.ok(existsSync(socketPath), "systemd's socket is left where it is");
+  },
+);

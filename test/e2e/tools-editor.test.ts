@@ -1,9 +1,8 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FakeEditor } from "../support/editor.js";
-import { daemonStatus, within, world } from "./fixture.js";
+import { daemonStatus, within, world, test } from "./fixture.js";
 
 const FS_CAPS = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
 

@@ -1,9 +1,8 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import iconv from "iconv-lite";
-import { world } from "./fixture.js";
+import { world, test } from "./fixture.js";
 import type { ScriptedModel } from "../support/scripted-model.js";
 
 /** What the model read back for each tool call, in order, as the last request carried it. */

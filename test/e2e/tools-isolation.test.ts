@@ -2,15 +2,16 @@
  * What one session's tools may not do to others (issue 10): hold the daemon's event loop with a
  * model's regex, or write through a hard link to a file outside the workspace.
  */
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { world } from "./fixture.js";
+import { world, test, processTest } from "./fixture.js";
 import { watchChunks } from "../support/stream-gaps.js";
 
-test("a catastrophic grep in one session: another session's stream keeps flowing, and the grep fails with a clear error", async (t) => {
+// Process connector only: the daemon's liveness is watched from outside it (a stall in this process would
+// stall the watcher too), and the search bound is still a process global (issue 24).
+processTest("a catastrophic grep in one session: another session's stream keeps flowing, and the grep fails with a clear error", async (t) => {
   const { agent, model, workdir, spawn } = await world(t, { connector: "process", env: { REASONIX_SEARCH_TIMEOUT_SECONDS: "1" } });
   // (a+)+$ against 40 a's and a "b" backtracks about 2^40 ways: days, on the old in-loop grep.
   writeFileSync(join(workdir, "evil.txt"), `${"a".repeat(40)}b\n`);

@@ -1,10 +1,9 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning } from "../../shared/process.js";
 import { hostPids, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
-import { daemonStatus, world, within } from "./fixture.js";
+import { daemonStatus, world, within, test, processTest } from "./fixture.js";
 
 const until = async (cond: () => boolean | Promise<boolean>, what: string): Promise<void> => {
   for (let i = 0; i < 500; i++) {
@@ -117,7 +116,8 @@ test("background jobs run in the daemon even when the editor offers terminals, a
   assert.deepEqual(hostPids("sleep 60.32"), [], "the daemon's stop ended the job");
 });
 
-test("a daemon killed with its jobs running: the next daemon ends them (the very processes recorded, whole group)", async (t) => {
+// Process connector only: it kills the daemon's process.
+processTest("a daemon killed with its jobs running: the next daemon ends them (the very processes recorded, whole group)", async (t) => {
   const { agent, model, workdir, home, spawn } = await world(t, { connector: "process" });
   // Unsandboxed: a sandboxed job dies with the daemon that started it (the next test), so only a
   // job outside the sandbox can be left behind for the next daemon to end.
@@ -145,7 +145,8 @@ test("a daemon killed with its jobs running: the next daemon ends them (the very
   );
 });
 
-test("a daemon killed with a sandboxed job running takes the job with it: nothing is left for anyone to end", async (t) => {
+// Process connector only: it kills the daemon's process.
+processTest("a daemon killed with a sandboxed job running takes the job with it: nothing is left for anyone to end", async (t) => {
   const { agent, model, workdir, home } = await world(t, { connector: "process" });
   model.enqueue({ toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "sleep 60.33 & wait", background: true } }] }, { content: ["running"] });
   await agent.initialize();

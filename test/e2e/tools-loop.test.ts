@@ -1,8 +1,7 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { world } from "./fixture.js";
+import { world, test } from "./fixture.js";
 
 test("todo_write sends the complete plan; ask_user's chosen answer reaches the model", async (t) => {
   const { agent, model, workdir } = await world(t);

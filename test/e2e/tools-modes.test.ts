@@ -3,17 +3,16 @@
  * but what a session's tools and commands create in the project follows the umask of the editor that
  * created the session, which the real shim reads from its own process and sends with the window.
  */
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { FakeEditor } from "../support/editor.js";
-import { world } from "./fixture.js";
+import { world, test } from "./fixture.js";
 
 const mode = (path: string): string => (statSync(path).mode & 0o777).toString(8);
 
 test("with the editor's umask 022, files and folders made by write_file, a command and a background job are 0644 and 0755", async (t) => {
-  const { agent, model, workdir } = await world(t, { connector: "process", umask: 0o022 });
+  const { agent, model, workdir } = await world(t, { umask: 0o022 });
   model.enqueue(
     { toolCalls: [{ name: "write_file", arguments: { path: "tool/made/new.txt", content: "from the tool\n" } }] },
     { toolCalls: [{ name: "run_command", arguments: { command: "mkdir -p cmd/made && echo x > cmd/made/file" } }] },
@@ -29,7 +28,7 @@ test("with the editor's umask 022, files and folders made by write_file, a comma
 });
 
 test("with the editor's umask 027 they are 0640 and 0750, in the editor's terminal too; an existing file keeps its mode", async (t) => {
-  const { agent, model, workdir } = await world(t, { connector: "process", umask: 0o027, clientCapabilities: { terminal: true } });
+  const { agent, model, workdir } = await world(t, { umask: 0o027, clientCapabilities: { terminal: true } });
   const editor = new FakeEditor();
   editor.attach(agent);
   model.enqueue(

@@ -1,9 +1,8 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { stopDaemon } from "../support/harness.js";
-import { world } from "./fixture.js";
+import { world, test } from "./fixture.js";
 
 const select = (optionId: string) => () => ({ outcome: { outcome: "selected", optionId } });
 

@@ -1,9 +1,8 @@
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { world, within } from "./fixture.js";
+import { world, within, test } from "./fixture.js";
 
 const textOfContent = (u: any): string => (u.content ?? []).map((c: any) => c.content?.text ?? "").join("\n");
 
@@ -86,6 +85,7 @@ test("cancelling the parent turn stops its subagent mid-request", async (t) => {
   await model.waitForRequests(3);
   await agent.cancel(sessionId);
   assert.equal((await within(10_000, "the cancelled turn", turn)).stopReason, "cancelled");
+  await model.waitForAborted(1);
   assert.equal(model.aborted, 1, "the child's streaming request was abandoned");
   assert.equal(model.requests.length, 3, "nothing ran after the cancel");
   const last = agent
@@ -146,6 +146,7 @@ test("a subagent is bounded in tokens and time (config.json subagent); the paren
   // Over its tokens after one round: its read never ran.
   assert.match(results.t1, /^\(the subagent gave no report\)[\s\S]*stopped early \(token_limit\)/);
   assert.match(results.t2, /stopped early \(time_limit\)/);
+  await model.waitForAborted(1);
   assert.equal(model.aborted, 1, "the timed-out child's request was abandoned");
 });
 

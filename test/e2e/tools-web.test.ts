@@ -1,10 +1,10 @@
-import { test, type TestContext } from "node:test";
+import type { TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { world } from "./fixture.js";
+import { world, test, processTest } from "./fixture.js";
 import { watchChunks } from "../support/stream-gaps.js";
 import type { ScriptedModel } from "../support/scripted-model.js";
 
@@ -110,66 +110,71 @@ function timedGet(socketPath: string, path: string): Promise<{ status: number; m
   });
 }
 
-test("a fetched page of 300 KB of `<title`: the daemon stays live (/livez, another window's stream) and the page comes back without a title", async (t) => {
-  const bomb = "<title".repeat(50_000);
-  const server = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(bomb));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bomb`;
-  const { agent, model, workdir, spawn, home } = await world(t, {
-    connector: "process",
-    prepare: (dir) => writeFileSync(join(dir, "config.json"), JSON.stringify({ webFetch: { allowPrivateNetwork: true } })),
-  });
-  const other = spawn();
-  await Promise.all([agent.initialize(), other.initialize()]);
-  const { sessionId: fetcher } = await agent.newSession(workdir);
-  const { sessionId: talker } = await other.newSession(workdir);
+// Process connector only: the daemon's liveness is watched from outside it (a stall in this process would
+// stall the watcher too).
+processTest(
+  "a fetched page of 300 KB of `<title`: the daemon stays live (/livez, another window's stream) and the page comes back without a title",
+  async (t) => {
+    const bomb = "<title".repeat(50_000);
+    const server = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(bomb));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bomb`;
+    const { agent, model, workdir, spawn, home } = await world(t, {
+      connector: "process",
+      prepare: (dir) => writeFileSync(join(dir, "config.json"), JSON.stringify({ webFetch: { allowPrivateNetwork: true } })),
+    });
+    const other = spawn();
+    await Promise.all([agent.initialize(), other.initialize()]);
+    const { sessionId: fetcher } = await agent.newSession(workdir);
+    const { sessionId: talker } = await other.newSession(workdir);
 
-  // The talker streams for far longer than the fetch may take; it is cancelled once the fetch is over.
-  model.enqueue(
-    { content: Array.from({ length: 6000 }, (_, i) => `word${i} `), chunkDelayMs: 5 },
-    { toolCalls: [{ id: "fetch-1", name: "web_fetch", arguments: { url } }] },
-    { content: ["Nothing there."] },
-  );
-  const arrivals = watchChunks(other, talker);
-  const talking = other.prompt(talker, "talk for a while");
-  await other.waitForUpdate((u) => u.sessionId === talker && u.update.sessionUpdate === "agent_message_chunk");
+    // The talker streams for far longer than the fetch may take; it is cancelled once the fetch is over.
+    model.enqueue(
+      { content: Array.from({ length: 6000 }, (_, i) => `word${i} `), chunkDelayMs: 5 },
+      { toolCalls: [{ id: "fetch-1", name: "web_fetch", arguments: { url } }] },
+      { content: ["Nothing there."] },
+    );
+    const arrivals = watchChunks(other, talker);
+    const talking = other.prompt(talker, "talk for a while");
+    await other.waitForUpdate((u) => u.sessionId === talker && u.update.sessionUpdate === "agent_message_chunk");
 
-  const fetching = agent.prompt(fetcher, "fetch it");
-  const call = await agent.waitForUpdate((u) => u.sessionId === fetcher && u.update.sessionUpdate === "tool_call");
-  const started = performance.now();
-  const socketPath = join(home.dir, "run", "daemon.sock");
-  const livez: number[] = [];
-  let polling = true;
-  const poller = (async () => {
-    while (polling) {
-      const got = await timedGet(socketPath, "/livez");
-      assert.equal(got.status, 200);
-      livez.push(got.ms);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
-  const done = await agent.waitForUpdate(
-    (u) => u.sessionId === fetcher && u.update.toolCallId === call.update.toolCallId && (u.update.status === "completed" || u.update.status === "failed"),
-    120_000,
-  );
-  const ended = performance.now();
-  polling = false;
-  await poller;
-  assert.equal((await fetching).stopReason, "end_turn");
-  const afterFetch = other.updates.length;
-  await other.waitForUpdate((u) => u.sessionId === talker && u.update.sessionUpdate === "agent_message_chunk", 10_000, afterFetch);
-  await other.cancel(talker);
-  assert.equal((await talking).stopReason, "cancelled");
+    const fetching = agent.prompt(fetcher, "fetch it");
+    const call = await agent.waitForUpdate((u) => u.sessionId === fetcher && u.update.sessionUpdate === "tool_call");
+    const started = performance.now();
+    const socketPath = join(home.dir, "run", "daemon.sock");
+    const livez: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const got = await timedGet(socketPath, "/livez");
+        assert.equal(got.status, 200);
+        livez.push(got.ms);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const done = await agent.waitForUpdate(
+      (u) => u.sessionId === fetcher && u.update.toolCallId === call.update.toolCallId && (u.update.status === "completed" || u.update.status === "failed"),
+      120_000,
+    );
+    const ended = performance.now();
+    polling = false;
+    await poller;
+    assert.equal((await fetching).stopReason, "end_turn");
+    const afterFetch = other.updates.length;
+    await other.waitForUpdate((u) => u.sessionId === talker && u.update.sessionUpdate === "agent_message_chunk", 10_000, afterFetch);
+    await other.cancel(talker);
+    assert.equal((await talking).stopReason, "cancelled");
 
-  const longest = arrivals.longestGap(started, ended);
-  const slowest = Math.max(...livez);
-  t.diagnostic(
-    `during the fetch (${(ended - started).toFixed(0)} ms): longest gap in the other window's stream ${longest.toFixed(1)} ms; ` +
-      `slowest of ${livez.length} /livez answers ${slowest.toFixed(1)} ms`,
-  );
-  assert.equal(done.update.status, "completed");
-  assert.equal(toolResults(model)[0], `URL: ${url}\n\n`, "no title, and nothing of the page is text");
-  assert.ok(longest < 1500, `the other window's stream stalled for ${longest.toFixed(0)} ms`);
-  assert.ok(slowest < 1000, `/livez took ${slowest.toFixed(0)} ms to answer`);
-});
+    const longest = arrivals.longestGap(started, ended);
+    const slowest = Math.max(...livez);
+    t.diagnostic(
+      `during the fetch (${(ended - started).toFixed(0)} ms): longest gap in the other window's stream ${longest.toFixed(1)} ms; ` +
+        `slowest of ${livez.length} /livez answers ${slowest.toFixed(1)} ms`,
+    );
+    assert.equal(done.update.status, "completed");
+    assert.equal(toolResults(model)[0], `URL: ${url}\n\n`, "no title, and nothing of the page is text");
+    assert.ok(longest < 1500, `the other window's stream stalled for ${longest.toFixed(0)} ms`);
+    assert.ok(slowest < 1000, `/livez took ${slowest.toFixed(0)} ms to answer`);
+  },
+);

@@ -277,6 +277,9 @@ export abstract class Agent {
   /** The agent dies without a word; resolves once it is gone. */
   abstract kill(signal?: NodeJS.Signals): Promise<void>;
 
+  /** The client closes its end of the agent's stdout: it reads nothing more, ever (a line half read is its loss). */
+  abstract closeStdout(): void;
+
   /** Carries bytes the client wrote to the agent; rejects once the agent's input is closed. */
   protected abstract deliver(bytes: Buffer): Promise<void>;
 
@@ -446,9 +449,20 @@ export abstract class Agent {
     this.tick();
   }
 
-  /** The agent is gone; the first call wins. */
+  /** The exit code once the agent is gone; throws after `timeoutMs` (default 10 s) naming what it waited `after`. */
+  protected async exitWithin(timeoutMs = DEFAULT_WAIT_MS, after: string): Promise<number | null> {
+    // The timer is cleared, or it would hold the test file open for the whole timeout.
+    let timer: NodeJS.Timeout | undefined;
+    const result = await Promise.race([this.exited, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
+    clearTimeout(timer);
+    if (!result) throw new Error(`agent did not exit within ${timeoutMs} ms ${after}${this.diagnostics()}`);
+    return result.code;
+  }
+
+  /** The agent is gone, and its output with it; the first call wins. */
   protected finish(status: ExitStatus): void {
     if (this.exitInfo) return;
+    this.agentOutputEnded();
     this.exitInfo = status;
     this.afterExit();
     this.resolveExit(status);
@@ -720,14 +734,9 @@ export class AgentProcess extends Agent {
   }
 
   /** Ends stdin (the editor closing) and resolves with the exit code. */
-  async closeStdin(timeoutMs = DEFAULT_WAIT_MS): Promise<number | null> {
+  closeStdin(timeoutMs?: number): Promise<number | null> {
     this.child.stdin!.end();
-    // The timer is cleared, or it would hold the test file open for the whole timeout.
-    let timer: NodeJS.Timeout | undefined;
-    const result = await Promise.race([this.exited, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
-    clearTimeout(timer);
-    if (!result) throw new Error(`agent did not exit within ${timeoutMs} ms of stdin closing${this.diagnostics()}`);
-    return result.code;
+    return this.exitWithin(timeoutMs, "of stdin closing");
   }
 
   async kill(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
@@ -736,7 +745,6 @@ export class AgentProcess extends Agent {
     await this.exited;
   }
 
-  /** The client closes its end of the shim's stdout: it reads nothing more, ever (a line half read is its loss). */
   closeStdout(): void {
     this.child.stdout!.destroy();
   }

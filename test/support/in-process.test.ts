@@ -2,6 +2,7 @@
  * The in-process connector itself: the daemon it creates sees only the environment of the window
  * that started it (never the test runner's), each window sends its own, and a stop closes the daemon
  * the way `reasonix daemon stop` would, so the next window starts a fresh one on the same store.
+ * Its windows are the shim's own code, so they leave, fail and rejoin as a shim process does.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -67,4 +68,46 @@ test("stopDaemon closes the in-process daemon like `reasonix daemon stop`; the n
   const loaded = await next.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
   assert.ok(loaded.configOptions);
   assert.notEqual(JSON.parse(readFileSync(info, "utf8")).startedAt, first, "a new daemon wrote daemon.json");
+});
+
+// What the in-process window has because it is the shim's own code (shim/acp.ts), not a copy.
+
+test("a window whose client stops reading its stdout has left: exit 0 without a word, the turn finishes in the daemon", async (t) => {
+  const { agent, model, workdir, spawn } = await world(t);
+  const pieces = Array.from({ length: 20 }, (_, i) => `piece${i} `);
+  model.enqueue({ content: pieces, chunkDelayMs: 10 });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  void agent.prompt(sessionId, "stream for a while").catch(() => undefined);
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "piece2 ");
+  agent.closeStdout();
+  assert.deepEqual(await agent.exited, { code: 0, signal: null });
+  assert.equal(agent.stderr(), "");
+  const other = spawn();
+  await other.initialize();
+  await other.rpc.request("session/load", { sessionId, cwd: workdir, mcpServers: [] });
+  await other.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "piece19 ");
+});
+
+test("a window whose daemon stopped answers its pending request, then rejoins the next daemon as the same window", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t);
+  model.enqueue({ content: ["partial "], hang: true }, { content: ["after the restart"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  const pending = agent.prompt(sessionId, "interrupted").then(
+    () => undefined,
+    (e: { code: number; data?: { reason?: string } }) => e,
+  );
+  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk");
+  await stopDaemon(home.dir);
+  const lost = await pending;
+  assert.equal(lost?.code, -32001);
+  assert.equal(lost?.data?.reason, "daemon_lost");
+  // Another window starts the next daemon, as a supervisor would; the first rejoins it within 3 s.
+  await spawn().initialize();
+  const deadline = Date.now() + 5000;
+  while (!/reconnected to the daemon/.test(agent.stderr()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.match(agent.stderr(), /reconnected to the daemon/);
+  assert.equal((await agent.prompt(sessionId, "and now?")).stopReason, "end_turn");
+  assert.equal(agent.textOf(sessionId).endsWith("after the restart"), true);
 });

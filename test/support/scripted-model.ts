@@ -149,11 +149,37 @@ export class ScriptedModel {
     return this.queue.length;
   }
 
-  async waitForRequests(n: number, timeoutMs = 10_000): Promise<void> {
-    if (this.requests.length >= n) return;
+  waitForRequests(n: number, timeoutMs = 10_000): Promise<void> {
+    return this.waitUntil(
+      () => this.requests.length >= n,
+      timeoutMs,
+      () => `${n} chat requests within ${timeoutMs} ms, got ${this.requests.length}`,
+    );
+  }
+
+  /**
+   * Until `n` streams were aborted. The client that aborts may be another process (the daemon
+   * behind the process connector): its answer to the editor can arrive before the model sees the
+   * connection close.
+   */
+  waitForAborted(n: number, timeoutMs = 10_000): Promise<void> {
+    return this.waitUntil(
+      () => this.abortedCount >= n,
+      timeoutMs,
+      () => `${n} aborted streams within ${timeoutMs} ms, got ${this.abortedCount}`,
+    );
+  }
+
+  private countAborted(): void {
+    this.abortedCount++;
+    for (const waiter of [...this.waiters]) waiter();
+  }
+
+  private async waitUntil(done: () => boolean, timeoutMs: number, expected: () => string): Promise<void> {
+    if (done()) return;
     await new Promise<void>((resolve, reject) => {
       const check = () => {
-        if (this.requests.length >= n) {
+        if (done()) {
           clearTimeout(timer);
           this.waiters.delete(check);
           resolve();
@@ -161,7 +187,7 @@ export class ScriptedModel {
       };
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(new Error(`scripted model: expected ${n} chat requests within ${timeoutMs} ms, got ${this.requests.length}`));
+        reject(new Error(`scripted model: expected ${expected()}`));
       }, timeoutMs);
       this.waiters.add(check);
     });
@@ -239,7 +265,7 @@ export class ScriptedModel {
     }
     if (reply.silent) {
       res.on("close", () => {
-        if (!this.closed) this.abortedCount++;
+        if (!this.closed) this.countAborted();
       });
       await new Promise<void>((resolve) => res.once("close", () => resolve()));
       return;
@@ -304,7 +330,7 @@ export class ScriptedModel {
       // close() tearing down a hanging stream is the test ending, not the client aborting.
       if (!finished && !this.closed) {
         clientGone = true;
-        this.abortedCount++;
+        this.countAborted();
       }
     });
 

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolvePaths } from "../shared/paths.js";
-import { startingDaemon } from "./rejoin.js";
+import { startingDaemon } from "./daemon-process.js";
 
 /** A process whose command line is a `reasonix daemon run`'s: a script named reasonix.js that waits. */
 function fakeDaemon(dir: string, env: Record<string, string>, cwd = dir): { pid: number; stop: () => void } {
