@@ -8,7 +8,8 @@
 // the soak files are left out.
 // Output: the spec reporter live on stdout, then one line "N passed, N failed[, N skipped]" taken
 // from a TAP copy of the same run. Exit status is non-zero on any failure or when nothing ran.
-// REASONIX_TEST_TIMEOUT_MS overrides the per-test timeout (default 5 minutes).
+// REASONIX_TEST_TIMEOUT_MS overrides the per-test timeout (default 5 minutes); REASONIX_TEST_CONCURRENCY
+// the number of files run at once (default 2).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -73,7 +74,7 @@ const child = spawn(
   process.execPath,
   [
     "--test",
-    "--test-concurrency=2",
+    `--test-concurrency=${process.env.REASONIX_TEST_CONCURRENCY || 2}`,
     // A safety net, not an assertion on time: a wedged agent must not hang CI forever.
     `--test-timeout=${process.env.REASONIX_TEST_TIMEOUT_MS || 300000}`,
     "--test-reporter=spec",
