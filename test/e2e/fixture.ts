@@ -147,3 +147,24 @@ export async function daemonStatus(home: string): Promise<any> {
   const { stdout } = await run(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home } });
   return JSON.parse(stdout);
 }
+
+/**
+ * session/load sent as raw JSON-RPC: the answer's error (if any) and the updates of that session it
+ * replayed before answering, in order.
+ */
+export async function loadReplay(agent: Agent, sessionId: string, cwd: string): Promise<{ error?: any; updates: any[] }> {
+  const from = agent.messages.length;
+  const answer = await agent.rawRequest({ id: `load-${from}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } }, 15_000);
+  const updates = agent.messages
+    .slice(from, agent.messages.indexOf(answer))
+    .filter((m) => m.method === "session/update" && m.params.sessionId === sessionId)
+    .map((m) => m.params.update);
+  return { error: answer.error, updates };
+}
+
+/** The updates a successful session/load replays before its answer. */
+export async function replayOf(agent: Agent, sessionId: string, cwd: string): Promise<any[]> {
+  const { error, updates } = await loadReplay(agent, sessionId, cwd);
+  if (error) throw new Error(`session/load failed: ${JSON.stringify(error)}`);
+  return updates;
+}

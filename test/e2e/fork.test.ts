@@ -11,24 +11,13 @@ import { NO_ANSWER } from "../../daemon/provider/openai-chat.js";
 import { AcpWireChecker } from "../support/acp-schema.js";
 import type { Agent } from "../support/harness.js";
 import type { RecordedRequest } from "../support/scripted-model.js";
-import { world } from "./fixture.js";
+import { world, replayOf } from "./fixture.js";
 
 const CHUNKS = ["user_message_chunk", "agent_message_chunk", "agent_thought_chunk"];
 
 /** What the model read, without the system prompt: [role, content, tool calls named]. */
 const conversation = (r: RecordedRequest) =>
   r.body.messages.slice(1).map((m: any) => [m.role, m.content, ...(m.tool_calls ? [m.tool_calls.map((c: any) => c.function.name)] : [])]);
-
-/** The conversation chunks a session/load replays before its answer. */
-async function replay(agent: Agent, sessionId: string, cwd: string): Promise<any[]> {
-  const from = agent.messages.length;
-  const answer = await agent.rawRequest({ id: `load-${agent.messages.length}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } });
-  assert.ok(answer.result, JSON.stringify(answer.error));
-  return agent.messages
-    .slice(from, agent.messages.indexOf(answer))
-    .filter((m) => m.method === "session/update" && m.params.sessionId === sessionId)
-    .map((m) => m.params.update);
-}
 
 const texts = (updates: any[]) => updates.filter((u) => CHUNKS.includes(u.sessionUpdate)).map((u) => [u.sessionUpdate, u.content.text]);
 
@@ -60,8 +49,8 @@ test("a fork of a session with two turns replays both and continues from both; t
   assert.equal(forked._meta["reasonix.io"].forkedFrom, sessionId);
   assert.equal(forked.modes.currentModeId, "normal");
 
-  const parentReplay = (await replay(agent, sessionId, workdir)).filter((u) => CHUNKS.includes(u.sessionUpdate));
-  const forkReplay = (await replay(agent, forked.sessionId, workdir)).filter((u) => CHUNKS.includes(u.sessionUpdate));
+  const parentReplay = (await replayOf(agent, sessionId, workdir)).filter((u) => CHUNKS.includes(u.sessionUpdate));
+  const forkReplay = (await replayOf(agent, forked.sessionId, workdir)).filter((u) => CHUNKS.includes(u.sessionUpdate));
   assert.deepEqual(texts(forkReplay), [
     ["user_message_chunk", "first question"],
     ["agent_message_chunk", "first "],
@@ -99,7 +88,7 @@ test("a fork of a session with two turns replays both and continues from both; t
   await agent.rpc.request("session/delete", { sessionId: forked.sessionId });
   const gone = await agent.rawRequest({ id: "gone", method: "session/load", params: { sessionId: forked.sessionId, cwd: workdir, mcpServers: [] } });
   assert.equal(gone.error.code, -32002);
-  assert.deepEqual(texts(await replay(agent, sessionId, workdir)).slice(6), [
+  assert.deepEqual(texts(await replayOf(agent, sessionId, workdir)).slice(6), [
     ["user_message_chunk", "third, in the parent"],
     ["agent_message_chunk", "parent answer"],
   ]);
@@ -112,7 +101,7 @@ test("a fork at the first answer's messageId carries the first turn only, in its
   const messageId = answer.messageId;
   const forked = await fork(agent, { sessionId, cwd: workdir, mcpServers: [], _meta: { "reasonix.io": { messageId } } });
   assert.equal(forked._meta["reasonix.io"].messageId, messageId);
-  assert.deepEqual(texts(await replay(agent, forked.sessionId, workdir)), [
+  assert.deepEqual(texts(await replayOf(agent, forked.sessionId, workdir)), [
     ["user_message_chunk", "first question"],
     ["agent_message_chunk", "first "],
     ["agent_message_chunk", "answer"],
@@ -136,7 +125,7 @@ test("a fork at an answer whose tool calls follow leaves the calls out of its hi
   const round = agent.updatesFor(sessionId).find((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text === "Let me look.");
 
   const atAnswer = await fork(agent, { sessionId, cwd: workdir, _meta: { "reasonix.io": { messageId: round.messageId } } });
-  const shown = await replay(agent, atAnswer.sessionId, workdir);
+  const shown = await replayOf(agent, atAnswer.sessionId, workdir);
   assert.deepEqual(texts(shown), [
     ["user_message_chunk", "what is here?"],
     ["agent_message_chunk", "Let me look."],
@@ -151,7 +140,7 @@ test("a fork at an answer whose tool calls follow leaves the calls out of its hi
   ]);
 
   const atPrompt = await fork(agent, { sessionId, cwd: workdir, _meta: { "reasonix.io": { messageId: prompted._meta["reasonix.io"].userMessageId } } });
-  assert.deepEqual(texts(await replay(agent, atPrompt.sessionId, workdir)), [["user_message_chunk", "what is here?"]]);
+  assert.deepEqual(texts(await replayOf(agent, atPrompt.sessionId, workdir)), [["user_message_chunk", "what is here?"]]);
   model.enqueue({ content: ["ok"] });
   await agent.prompt(atPrompt.sessionId, "and now?");
   // Two prompts in a row: the request puts its usual stand-in answer between them.
@@ -171,7 +160,7 @@ test("a fork during a running turn holds what the parent had committed: the prom
   const forked = await fork(agent, { sessionId, cwd: workdir });
   release();
   assert.equal((await running).stopReason, "end_turn");
-  assert.deepEqual(texts(await replay(agent, forked.sessionId, workdir)).at(-1), ["user_message_chunk", "third question"]);
+  assert.deepEqual(texts(await replayOf(agent, forked.sessionId, workdir)).at(-1), ["user_message_chunk", "third question"]);
   model.enqueue({ content: ["fork answer"] });
   await agent.prompt(forked.sessionId, "fourth question");
   assert.deepEqual(conversation(model.requests.at(-1)!).slice(-4), [

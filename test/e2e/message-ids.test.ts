@@ -5,23 +5,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Agent } from "../support/harness.js";
-import { world } from "./fixture.js";
+import { world, replayOf } from "./fixture.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CHUNKS = ["user_message_chunk", "agent_message_chunk", "agent_thought_chunk"];
 const isChunk = (u: { sessionUpdate: string }) => CHUNKS.includes(u.sessionUpdate);
-
-/** The updates a session/load replays before its answer. */
-async function replay(agent: Agent, sessionId: string, cwd: string): Promise<any[]> {
-  const from = agent.messages.length;
-  const answer = await agent.rawRequest({ id: `load-${agent.messages.length}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } });
-  assert.ok(answer.result, JSON.stringify(answer.error));
-  return agent.messages
-    .slice(from, agent.messages.indexOf(answer))
-    .filter((m) => m.method === "session/update" && m.params.sessionId === sessionId)
-    .map((m) => m.params.update);
-}
 
 test("every chunk carries its message's id, live and replayed alike; a round's thought and answer, two rounds, two turns and a command's answer are different messages", async (t) => {
   const { agent, model, workdir, spawn } = await world(t);
@@ -54,7 +42,7 @@ test("every chunk carries its message's id, live and replayed alike; a round's t
   // Another window loads the session: the same chunks under the same ids, and the prompts under the ids their answers named.
   const other = spawn();
   await other.initialize();
-  const replayed = (await replay(other, sessionId, workdir)).filter(isChunk);
+  const replayed = (await replayOf(other, sessionId, workdir)).filter(isChunk);
   assert.deepEqual(
     replayed.filter((u) => u.sessionUpdate !== "user_message_chunk"),
     live,
@@ -70,7 +58,7 @@ test("every chunk carries its message's id, live and replayed alike; a round's t
   );
   assert.equal(new Set(prompts.map((u) => u.messageId)).size, 3);
   // A second replay names every message as the first did.
-  assert.deepEqual(await replay(other, sessionId, workdir).then((us) => us.filter(isChunk)), replayed);
+  assert.deepEqual(await replayOf(other, sessionId, workdir).then((us) => us.filter(isChunk)), replayed);
 });
 
 test("a prompt from window A reaches window B as one user message, under the id A's replay shows and A's answer names", async (t) => {
@@ -93,7 +81,7 @@ test("a prompt from window A reaches window B as one user message, under the id 
     seen.map((u) => u.messageId),
     [id, id],
   );
-  const replayed = (await replay(a, sessionId, workdir)).filter((u) => u.sessionUpdate === "user_message_chunk");
+  const replayed = (await replayOf(a, sessionId, workdir)).filter((u) => u.sessionUpdate === "user_message_chunk");
   assert.deepEqual(replayed, seen);
 });
 

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { stopDaemon, type Agent } from "../support/harness.js";
 import { mountSmallDisk, type SmallDisk } from "../support/tmpfs.js";
 import type { ScriptedModel } from "../support/scripted-model.js";
-import { daemonStatus, world, within } from "./fixture.js";
+import { daemonStatus, world, within, loadReplay } from "./fixture.js";
 
 function smallDisk(t: TestContext): SmallDisk | undefined {
   const disk = mountSmallDisk(24);
@@ -42,17 +42,6 @@ async function statusUntil(home: string, pred: (s: any) => boolean, what: string
 /** Stops the home's daemon; the next window starts a fresh one on the same store. */
 async function restartDaemon(home: string): Promise<void> {
   await stopDaemon(home);
-}
-
-async function loadReplay(agent: Agent, sessionId: string, cwd: string): Promise<{ error?: any; updates: any[] }> {
-  const from = agent.messages.length;
-  const answer = await agent.rawRequest({ id: `load-${from}`, method: "session/load", params: { sessionId, cwd, mcpServers: [] } }, 15_000);
-  const at = agent.messages.indexOf(answer);
-  const updates = agent.messages
-    .slice(from, at)
-    .filter((m) => m.method === "session/update")
-    .map((m) => m.params.update);
-  return { error: answer.error, updates };
 }
 
 /** A new window (after a restart, the new daemon's first) loads the session: the answer's error and the replay. */
