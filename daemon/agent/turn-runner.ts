@@ -182,7 +182,8 @@ export class TurnRunner<W> {
     const messageId = input.messageId ?? randomUUID();
     for (const block of input.shown ?? []) port.emit({ sessionUpdate: "user_message_chunk", content: block as ContentBlock, messageId }, input.origin);
     // The user's own prompts meet the hooks; a goal's continuations are the agent's.
-    const hooked = input.modelText !== undefined && input.shown && port.hooks ? await port.hooks.beforePrompt(input.modelText, turn.controller.signal) : undefined;
+    const hooked =
+      input.modelText !== undefined && input.shown && port.hooks ? await port.hooks.beforePrompt(input.modelText, turn.controller.signal) : undefined;
     if (input.modelText !== undefined && !hooked?.refused)
       port.appendHistory({ role: "user", content: [...port.takeNotes(), input.modelText, ...(hooked?.context ?? [])].join("\n\n") });
     if (input.shownText) port.nameFrom(input.shownText);

@@ -101,14 +101,25 @@ async function readSettings(path: string, inside: readonly string[], shown: stri
   }
 }
 
+/** Where a session's project settings are: found once per session, as its command folders are. */
+export interface HookPlace {
+  cwd: string;
+  /** The repository root, else cwd. */
+  root: string;
+  /** Real folders the project's files may lie in (`projectBounds`). */
+  bounds: readonly string[];
+}
+
+export async function hookPlace(cwd: string, additionalDirectories: readonly string[]): Promise<HookPlace> {
+  return { cwd, root: (await repositoryRoot(cwd)) ?? cwd, bounds: await projectBounds(cwd, additionalDirectories) };
+}
+
 /** The user's hooks, then the project's; nothing is run or trusted here. */
-export async function loadHookConfig(configDir: string, cwd: string, additionalDirectories: readonly string[]): Promise<HookConfig> {
+export async function loadHookConfig(configDir: string, { cwd, root, bounds }: HookPlace): Promise<HookConfig> {
   const problems: string[] = [];
   const userPath = join(configDir, "settings.json");
   const userText = await readSettings(userPath, [resolveReal("/", configDir)], userPath, CONFIG_BOUNDARY, problems);
   const hooks = userText === undefined ? [] : fromFile(userText, userPath, false, problems);
-  const root = (await repositoryRoot(cwd)) ?? cwd;
-  const bounds = await projectBounds(cwd, additionalDirectories);
   const projectFiles: HookConfig["projectFiles"] = [];
   for (const relative of PROJECT_SETTINGS) {
     const path = join(root, relative);

@@ -11,7 +11,7 @@ import type { Logger } from "../log/log.js";
 import type { Store } from "../store/store.js";
 import type { ToolHooks } from "../tools/runner.js";
 import type { ToolResult } from "../tools/types.js";
-import { CLAUDE_TOOL_NAMES, type Hook, type HookConfig, type HookEvent, loadHookConfig, matches, projectHash } from "./config.js";
+import { CLAUDE_TOOL_NAMES, type Hook, type HookConfig, type HookEvent, type HookPlace, hookPlace, loadHookConfig, matches, projectHash } from "./config.js";
 import { type HookRun, MAX_HOOK_OUTPUT_BYTES, runHookProcess } from "./process.js";
 import { askTrust, storedTrust } from "./trust.js";
 
@@ -46,6 +46,7 @@ export class SessionHooks implements TurnHooks, ToolHooks {
   private started = false;
   /** Claude Code's `CLAUDE_PROJECT_DIR`: the repository root, as the last read found it. */
   private projectDir: string | undefined;
+  private place: Promise<HookPlace> | undefined;
   /** This session's answers by hash of the project's files ("not now" is kept here only). */
   private readonly answers = new Map<string, boolean>();
   /** Problems already told, so a broken file is named once, not at every prompt. */
@@ -117,7 +118,8 @@ export class SessionHooks implements TurnHooks, ToolHooks {
   private async refresh(signal: AbortSignal): Promise<void> {
     let config: HookConfig;
     try {
-      config = await loadHookConfig(this.host.configDir, this.host.cwd, this.host.additionalDirectories);
+      this.place ??= hookPlace(this.host.cwd, this.host.additionalDirectories);
+      config = await loadHookConfig(this.host.configDir, await this.place);
     } catch (err) {
       this.host.log.warn({ err }, "hook configuration not read");
       return;
@@ -140,7 +142,12 @@ export class SessionHooks implements TurnHooks, ToolHooks {
   }
 
   /** Every hook of the event whose matcher takes one of `names`, run at once; results in the configuration's order. */
-  private async fire(event: HookEvent, names: readonly string[], fields: Record<string, unknown>, signal: AbortSignal): Promise<Array<{ hook: Hook; run: HookRun }>> {
+  private async fire(
+    event: HookEvent,
+    names: readonly string[],
+    fields: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Array<{ hook: Hook; run: HookRun }>> {
     const chosen = this.active.filter((h) => h.event === event && (names.length === 0 || matches(h.matcher, names)));
     // The same command twice (the user's file and the project's, say) runs once.
     const unique = chosen.filter((h, i) => chosen.findIndex((o) => o.command === h.command) === i);

@@ -62,6 +62,11 @@ export async function askTrust(host: TrustHost, repository: string, hash: string
   const said = trusted
     ? "Trusted: the repository's hooks run."
     : `Not trusted: the repository's hooks do not run${chosen === "never" ? " (until their files change)" : " in this session"}; tool calls go through the usual permissions.`;
-  host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: trusted ? "completed" : "failed", content: [{ type: "content", content: { type: "text", text: said } }] });
+  host.emit({
+    sessionUpdate: "tool_call_update",
+    toolCallId,
+    status: trusted ? "completed" : "failed",
+    content: [{ type: "content", content: { type: "text", text: said } }],
+  });
   return trusted;
 }

@@ -102,7 +102,7 @@ test("project hooks not trusted never run: commands go through the usual permiss
   const second = await agent.newSession(workdir);
   model.enqueue({ content: ["ok"] });
   await agent.prompt(second.sessionId, "again");
-  assert.equal(trustQuestions(agent).length, 1, "\"never\" is kept for this content");
+  assert.equal(trustQuestions(agent).length, 1, '"never" is kept for this content');
 });
 
 test("a UserPromptSubmit hook's stdout reaches that prompt's model request; a PostToolUse hook gets write_file's path on stdin", async (t) => {
@@ -143,7 +143,10 @@ test("a UserPromptSubmit hook that exits 2 refuses the prompt: stopReason refusa
   const { sessionId } = await agent.newSession(workdir);
   assert.equal((await agent.prompt(sessionId, "my password is hunter2")).stopReason, "refusal");
   assert.equal(model.requests.length, 0);
-  assert.match(agent.textOf(sessionId), /UserPromptSubmit hook `echo 'no secrets in prompts'[^`]*` \(.*settings\.json\) refused this prompt[\s\S]*no secrets in prompts/);
+  assert.match(
+    agent.textOf(sessionId),
+    /UserPromptSubmit hook `echo 'no secrets in prompts'[^`]*` \(.*settings\.json\) refused this prompt[\s\S]*no secrets in prompts/,
+  );
 });
 
 test("a hook that hangs is stopped at its bound, its process group killed, and the turn goes on with a notice naming it", async (t) => {
@@ -154,7 +157,10 @@ test("a hook that hangs is stopped at its bound, its process group killed, and t
   model.enqueue({ toolCalls: [{ name: "list_directory", arguments: {} }] }, { content: ["listed"] });
   assert.equal((await agent.prompt(sessionId, "list")).stopReason, "end_turn");
   assert.match(agent.textOf(sessionId), /PreToolUse hook `sleep 31\.337[^`]*` \(.*settings\.json\) did not finish within 1 s and was stopped/);
-  const result = agent.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+  const result = agent
+    .updatesFor(sessionId)
+    .filter((u) => u.sessionUpdate === "tool_call_update")
+    .at(-1);
   assert.equal(result.status, "completed", "the call itself ran");
   assert.deepEqual([...hostPids("sleep 31.337"), ...hostPids("sleep 30.1337")], [], "the whole group is gone");
 });
