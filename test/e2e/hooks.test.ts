@@ -184,3 +184,33 @@ test("malformed settings files are named once with their path and left out; the 
   await agent.prompt(sessionId, "second");
   assert.doesNotMatch(agent.textOf(sessionId, "agent_message_chunk", from), /Ignored/, "said once");
 });
+
+test("SessionStart's stdout joins the session's first prompt only; Stop runs after the turn with the event on stdin; output is cut at 64 KiB", async (t) => {
+  const { agent, model, workdir, home } = await world(t);
+  const stopped = join(workdir, "stop.json");
+  writeFileSync(
+    join(home.dir, "settings.json"),
+    JSON.stringify({
+      hooks: {
+        SessionStart: [{ matcher: "startup", hooks: [{ type: "command", command: "echo 'Started: read CONTRIBUTING first'" }] }],
+        UserPromptSubmit: [{ hooks: [{ type: "command", command: "head -c 100000 /dev/zero | tr '\\0' z" }] }],
+        Stop: [{ hooks: [{ type: "command", command: `cat > "${stopped}"` }] }],
+      },
+    }),
+  );
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  model.enqueue({ content: ["one"] }, { content: ["two"] });
+  await agent.prompt(sessionId, "first");
+  await agent.prompt(sessionId, "second");
+  const [first, second] = model.requests.map((r) => r.body.messages.at(-1).content as string);
+  assert.match(first!, /^first\n\n\[Context from the SessionStart hook[^\n]*\nStarted: read CONTRIBUTING first/);
+  assert.doesNotMatch(second!, /SessionStart/, "once per session");
+  assert.ok(second!.includes("z".repeat(64 * 1024)), "64 KiB of the output");
+  assert.ok(!second!.includes("z".repeat(64 * 1024 + 1)), "and no more");
+  assert.match(second!, /\[… 34464 more bytes cut: a hook's output is kept up to 64 KiB\]/);
+  const stop = JSON.parse(readFileSync(stopped, "utf8"));
+  assert.equal(stop.hook_event_name, "Stop");
+  assert.equal(stop.session_id, sessionId);
+  assert.equal(stop.stop_reason, "end_turn");
+});
