@@ -132,7 +132,8 @@ export class SessionHooks implements TurnHooks, ToolHooks {
     this.active = config.hooks.filter((h) => !h.project);
     if (project.length === 0) return;
     const hash = projectHash(config);
-    let trusted = this.answers.get(hash) ?? (await storedTrust(this.host.store, config.repository, hash));
+    // A store that cannot be read now: ask, as for files never answered for.
+    let trusted = this.answers.get(hash) ?? (await storedTrust(this.host.store, config.repository, hash).catch(() => undefined));
     if (trusted === undefined) {
       trusted = await askTrust(this.host, config.repository, hash, project, signal);
       if (signal.aborted) return;
