@@ -13,6 +13,17 @@ import type { WindowPort } from "./window-hold.js";
 
 export type LedgerMark = { type: "turn_start"; turnId: string } | { type: "turn_end"; turnId: string; stopReason?: StopReason; error?: string };
 
+/** Claude Code-style hooks around a turn (daemon/hooks/); they say to the user what failed themselves. */
+export interface TurnHooks {
+  /**
+   * Before the user's prompt joins the history: SessionStart (the session's first turn here) and
+   * UserPromptSubmit. `context` is added to the prompt for the model; `refused`: a hook refused it.
+   */
+  beforePrompt(prompt: string, signal: AbortSignal): Promise<{ context: string[]; refused: boolean }>;
+  /** Stop: after the model loop ended the turn (not on cancel). */
+  afterTurn(stopReason: StopReason, signal: AbortSignal): Promise<void>;
+}
+
 export type StatusEvent = "phase" | "usage" | "completion" | "pause" | "error";
 export type OutcomeKind = "completed" | "cancelled" | "paused" | "error" | "max_turn_requests";
 
@@ -70,6 +81,8 @@ export interface SessionPort<W> extends CompactionPort, WindowPort {
   notifyStatus(event: StatusEvent): void;
   /** Model rounds a subagent ran for this turn: they count against its step limit. */
   extraSteps?(): number;
+  /** The session's hooks; absent, none run. */
+  readonly hooks?: TurnHooks | undefined;
   /** The model loop is over: the turn's checkpoint closes; its notice, when files changed. */
   sealCheckpoint?(): SessionUpdate | undefined;
 }

@@ -181,7 +181,11 @@ export class TurnRunner<W> {
     // Other windows see the prompt itself; the window that typed it already shows it.
     const messageId = input.messageId ?? randomUUID();
     for (const block of input.shown ?? []) port.emit({ sessionUpdate: "user_message_chunk", content: block as ContentBlock, messageId }, input.origin);
-    if (input.modelText !== undefined) port.appendHistory({ role: "user", content: [...port.takeNotes(), input.modelText].join("\n\n") });
+    // The user's own prompts meet the hooks; a goal's continuations are the agent's.
+    const hooked =
+      input.modelText !== undefined && input.shown && port.hooks ? await port.hooks.beforePrompt(input.modelText, turn.controller.signal) : undefined;
+    if (input.modelText !== undefined && !hooked?.refused)
+      port.appendHistory({ role: "user", content: [...port.takeNotes(), input.modelText, ...(hooked?.context ?? [])].join("\n\n") });
     if (input.shownText) port.nameFrom(input.shownText);
     try {
       await port.commit();
@@ -197,7 +201,7 @@ export class TurnRunner<W> {
     let failure: unknown;
     try {
       if (input.local) await input.local(turn.controller.signal);
-      else stopReason = await this.modelLoop(turn);
+      else stopReason = hooked?.refused ? "refusal" : await this.modelLoop(turn);
     } catch (err) {
       failure = err;
     } finally {
@@ -236,7 +240,9 @@ export class TurnRunner<W> {
     const port = this.port;
     await port.settleTools();
     try {
-      return await this.loop(turn);
+      const stop = await this.loop(turn);
+      await port.hooks?.afterTurn(stop, turn.controller.signal);
+      return stop;
     } finally {
       const sealed = port.sealCheckpoint?.();
       if (sealed) this.emitForTurn(sealed);

@@ -16,6 +16,7 @@ import { TaskTranscripts } from "../records/task-transcripts.js";
 import { JobTable } from "../tools/jobs.js";
 import { ApprovalMemory } from "../tools/permissions.js";
 import { SessionSandbox } from "../tools/sandbox.js";
+import { SessionHooks } from "../hooks/session-hooks.js";
 import { Attachments } from "../windows/attachments.js";
 import { EditorRouter } from "../windows/editor-router.js";
 import { relayInteraction } from "../windows/interaction.js";
@@ -86,7 +87,8 @@ export function buildParts(host: PartsHost, state: SessionState, inbox: Inbox, d
   const base = baseParts(given);
   const memory = new ApprovalMemory();
   const status = statusOf(given, base, memory);
-  const tools = toolsOf(given, base, memory, (event) => status.notify(event));
+  const hooks = hooksOf(given, base);
+  const tools = toolsOf(given, base, memory, hooks, (event) => status.notify(event));
   const surfaces = surfacesOf(given, base);
   const runtime = runtimeOf(given, base, tools);
   const port = new SessionTurnPort({
@@ -109,6 +111,7 @@ export function buildParts(host: PartsHost, state: SessionState, inbox: Inbox, d
     inbox,
     deps,
     checkpoints: base.checkpoints,
+    hooks,
   });
   const turns = new TurnRunner(port);
   base.link.bind(turns);
@@ -161,7 +164,29 @@ export function modelOf({ host, state, deps }: Pick<Given, "host" | "state" | "d
   return deps.createModel(r.model, host.providerEnv() ?? {}, r.effort);
 }
 
-function toolsOf(given: Given, base: Base, memory: ApprovalMemory, notifyStatus: (e: "usage") => void): SessionTools {
+/** Claude Code-style hooks (hooks/): run as the user, unsandboxed, the project's only once trusted. */
+function hooksOf({ host, state, deps }: Given, base: Base): SessionHooks {
+  const record = state.record;
+  return new SessionHooks({
+    sessionId: state.id,
+    cwd: record.cwd,
+    additionalDirectories: record.additionalDirectories,
+    configDir: deps.configDir,
+    store: deps.store,
+    log: host.log,
+    env: () => ({ ...(state.record.environment ?? {}) }),
+    umask: () => sessionUmask(state.record),
+    emit: (u) => base.link.emit(u),
+    ask: async (toolCall, options, signal) => {
+      const outcome = await base.broker.ask(toolCall, options, signal);
+      await base.recordDecision(toolCall.toolCallId, outcome.outcome === "selected" ? outcome.optionId : "cancelled");
+      return outcome;
+    },
+    resumed: () => state.history().some((m) => m.role === "user"),
+  });
+}
+
+function toolsOf(given: Given, base: Base, memory: ApprovalMemory, hooks: SessionHooks, notifyStatus: (e: "usage") => void): SessionTools {
   const { state, meter, deps } = given;
   const { link, settings, checkpoints, transcripts } = base;
   const record = state.record;
@@ -185,6 +210,7 @@ function toolsOf(given: Given, base: Base, memory: ApprovalMemory, notifyStatus:
     sandbox,
     beforeWrite: (path: string, read: () => Promise<{ text: string; encoding: string }>) => checkpoints.capture(path, read),
     beforeChange: (title: string, signal: AbortSignal) => link.hold(`the tool call "${title}"`, signal),
+    hooks,
   };
   return new SessionTools(
     {

@@ -10,7 +10,7 @@ import { FileSnapshots } from "../tools/file-snapshots.js";
 import { routedCommands } from "../tools/editor-commands.js";
 import { routedFiles } from "../tools/editor-files.js";
 import { ApprovalMemory, isPreset, type Preset } from "../tools/permissions.js";
-import { runToolCall, type RunnerHost, type ToolCallRequest } from "../tools/runner.js";
+import { runToolCall, type RunnerHost, type ToolCallRequest, type ToolHooks } from "../tools/runner.js";
 import { realRoots } from "../tools/workspace.js";
 import type { DaemonTools, FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "../tools/types.js";
 import type { JobTable } from "../tools/jobs.js";
@@ -43,6 +43,8 @@ export interface SessionToolsHost {
   subagent(runner: RunnerHost, toolCallId: string): SubagentRunner;
   /** Before a call that changes the world: waits for a window when none is attached (agent/window-hold.ts). */
   beforeChange(title: string, signal: AbortSignal): Promise<boolean>;
+  /** PreToolUse and PostToolUse (hooks/session-hooks.ts). */
+  hooks?: ToolHooks;
 }
 
 export class SessionTools {
@@ -132,6 +134,7 @@ export class SessionTools {
       cwd,
       sandbox,
       beforeChange: (title, sig) => host.beforeChange(title, sig),
+      ...(host.hooks ? { hooks: host.hooks } : {}),
       askPermission: async (toolCall, options, sig) => {
         const outcome = await host.broker.ask(toolCall, options, sig);
         await host.recordDecision(toolCall.toolCallId, outcome.outcome === "selected" ? outcome.optionId : "cancelled");

@@ -6,7 +6,7 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { CompactionInfo } from "../agent/compactor.js";
 import type { GoalState } from "../agent/goal.js";
-import type { LedgerMark, OutcomeKind, SessionPort, StatusEvent } from "../agent/session-port.js";
+import type { LedgerMark, OutcomeKind, SessionPort, StatusEvent, TurnHooks } from "../agent/session-port.js";
 import type { Inbox } from "../inbox/inbox.js";
 import { withMessageId } from "../ledger/message-ids.js";
 import type { Logger } from "../log/log.js";
@@ -46,6 +46,7 @@ export interface TurnPortParts {
   inbox: Pick<Inbox, "accepted" | "remove" | "setState">;
   deps: Pick<SessionDeps, "config" | "createModel" | "maxSteps" | "goalBounds" | "permissionTimeoutMs">;
   checkpoints: Pick<Checkpoints, "seal">;
+  hooks?: TurnHooks | undefined;
 }
 
 /** A model round's usage, the turn's or a subagent's: metered, counted in the record; the `usage_update` to send. */
@@ -60,10 +61,12 @@ export function countUsage(parts: Pick<TurnPortParts, "state" | "meter" | "deps"
 export class SessionTurnPort implements SessionPort<ClientPort> {
   readonly id: string;
   readonly log: Logger;
+  readonly hooks: TurnHooks | undefined;
 
   constructor(private readonly parts: TurnPortParts) {
     this.id = parts.session.id;
     this.log = parts.session.log;
+    this.hooks = parts.hooks;
   }
 
   private get record() {

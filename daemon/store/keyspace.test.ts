@@ -49,6 +49,7 @@ test("how each kind holds its session id is read from its shape", () => {
     list: "within",
     listByCwd: "within",
     listVersion: "none",
+    hookTrust: "none",
     removal: "key",
   });
   assert.equal(keyspace.event.key("a", 3), "event!a!000000000003");

@@ -192,6 +192,11 @@ export const keyspace = {
     holds: "the list index was built (stores older than it get one once)",
     writtenBy: "records/list-index.ts",
   }),
+  hookTrust: kind("hookTrust", {
+    shape: "hooktrust!<repository hash, hex>",
+    holds: "the user's answer to a repository's hooks: trusted or not, for the hash of its hook files",
+    writtenBy: "hooks/trust.ts",
+  }),
   removal: kind("removal", {
     shape: "deleting!<id>",
     holds: "a session/delete under way: the record is gone, the rest goes; a start finishes it",

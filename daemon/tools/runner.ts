@@ -17,6 +17,14 @@ export interface ToolCallRequest {
   arguments: string;
 }
 
+/** Claude Code-style hooks around every tool call (daemon/hooks/): PreToolUse and PostToolUse. */
+export interface ToolHooks {
+  /** Before the permission gate: the text the model reads instead of a result when a hook blocks the call. */
+  before(name: string, input: unknown, locations: readonly { path: string }[], signal: AbortSignal): Promise<string | undefined>;
+  /** After the result: what a hook has to say to the model about it (appended to the result), if anything. */
+  after(name: string, input: unknown, locations: readonly { path: string }[], result: ToolResult, signal: AbortSignal): Promise<string | undefined>;
+}
+
 export interface RunnerHost {
   emit(update: SessionUpdate): void;
   tools: ReadonlyMap<string, Tool>;
@@ -36,6 +44,8 @@ export interface RunnerHost {
    * not go on (no window attached, sessions' `detachedTurns`); the call is then not run.
    */
   beforeChange?(title: string, signal: AbortSignal): Promise<boolean>;
+  /** The session's PreToolUse and PostToolUse hooks; absent, none run. */
+  hooks?: ToolHooks;
 }
 
 /** A write, a command, or an MCP tool its server does not mark read-only. */
@@ -183,6 +193,13 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
     return note;
   }
 
+  // A hook's veto comes before any question: a call it blocks is never put to the user.
+  const blocked = await host.hooks?.before(req.name, rawInput, call.locations, signal);
+  if (blocked !== undefined) {
+    host.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [text(blocked)] });
+    return blocked;
+  }
+
   // Plan mode refuses commands before any question, so such a call goes the usual way.
   const unconfined = call.access.type === "execute" && call.access.outsideSandbox === true && host.sandbox !== undefined && host.mode() !== "plan";
   const asking: Asking = { host, name: req.name, call, toolCallId, rawInput, signal };
@@ -225,7 +242,8 @@ export async function runToolCall(host: RunnerHost, req: ToolCallRequest, signal
     content: (result.content ?? [text(result.output)]).map((c) => clipContent(c)),
     ...(result.rawOutput ? { rawOutput: result.rawOutput } : {}),
   });
-  return output;
+  const feedback = await host.hooks?.after(req.name, rawInput, call.locations, result, signal);
+  return feedback === undefined ? output : `${output}\n\n${feedback}`;
 }
 
 /**
