@@ -50,7 +50,10 @@ test("a 1 GB SKILL.md is read 128 KiB far; front matter past the first 8 KiB, or
     ["huge"],
   );
   assert.equal(set.notices.length, 2);
-  assert.match(set.notices[0]!, /^Skipped \.claude\/skills\/environ\/SKILL\.md: it links outside the repository and the session's folders \(to \/proc\/\d+\/environ\)\.$/);
+  assert.match(
+    set.notices[0]!,
+    /^Skipped \.claude\/skills\/environ\/SKILL\.md: it links outside the repository and the session's folders \(to \/proc\/\d+\/environ\)\.$/,
+  );
   assert.match(set.notices[1]!, /^Skipped \.claude\/skills\/late\/SKILL\.md: it has no front matter .* within its first 8 KiB\.$/);
 
   const read = await readSkillBody(p.at, p.config, "huge", p.home);

@@ -125,10 +125,15 @@ async function readSkill(root: SkillRoot, real: string, entry: string, cwd: stri
   if (!head) return undefined;
   const { meta, body } = parseFrontMatter(head.text.replace(/^\uFEFF/, ""));
   if (body === head.text.replace(/^\uFEFF/, "")) {
-    return { notice: `Skipped ${file}: it has no front matter (\`---\`, then \`name:\` and \`description:\`, then \`---\`) within its first ${MAX_SKILL_HEAD_BYTES / 1024} KiB.` };
+    return {
+      notice: `Skipped ${file}: it has no front matter (\`---\`, then \`name:\` and \`description:\`, then \`---\`) within its first ${MAX_SKILL_HEAD_BYTES / 1024} KiB.`,
+    };
   }
   const name = meta.name ?? "";
-  if (!NAME.test(name)) return { notice: `Skipped ${file}: its front matter has ${name ? `an invalid name "${name.slice(0, 64)}"` : "no name"} (letters, digits, - _ . :, at most 64).` };
+  if (!NAME.test(name))
+    return {
+      notice: `Skipped ${file}: its front matter has ${name ? `an invalid name "${name.slice(0, 64)}"` : "no name"} (letters, digits, - _ . :, at most 64).`,
+    };
   const description = (meta.description ?? "").replace(/\s+/g, " ").trim();
   if (!description) return { notice: `Skipped ${file}: its front matter has no description.` };
   const clipped = description.length > MAX_DESCRIPTION_CHARS ? `${description.slice(0, MAX_DESCRIPTION_CHARS)}…` : description;
@@ -231,7 +236,12 @@ export async function readSkillBody(place: SkillPlace, configDir: string, name: 
     real = await realPathInside(skill.folder, skill.inside);
     head = await readHead(join(real, "SKILL.md"), MAX_SKILL_BODY_BYTES, skill.inside);
   } catch (err) {
-    return { error: err instanceof OutsideError ? `The skill "${name}" links outside where it may be read from; it was not read.` : `The skill "${name}" could not be read.` };
+    return {
+      error:
+        err instanceof OutsideError
+          ? `The skill "${name}" links outside where it may be read from; it was not read.`
+          : `The skill "${name}" could not be read.`,
+    };
   }
   if (!head) return { error: `The skill "${name}" has no SKILL.md file any more.` };
   const { files, more } = await folderFiles(real, skill.inside);

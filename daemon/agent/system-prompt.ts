@@ -57,6 +57,10 @@ function skillList(skills: readonly Pick<Skill, "name" | "description" | "shown"
   ].join("\n");
 }
 
-export function systemPrompt(facts: EnvironmentFacts, files: readonly InstructionFile[], skills: readonly Pick<Skill, "name" | "description" | "shown">[] = []): string {
+export function systemPrompt(
+  facts: EnvironmentFacts,
+  files: readonly InstructionFile[],
+  skills: readonly Pick<Skill, "name" | "description" | "shown">[] = [],
+): string {
   return [ROLE, environment(facts), WORKING, instructions(files), skillList(skills)].filter((s) => s !== "").join("\n\n");
 }

@@ -62,9 +62,14 @@ export interface SkillsView {
 
 function skillsAnswer(view: SkillsView): string {
   const listed = view.skills.length
-    ? ["**Skills** (the model sees each name and description, and loads one with the `skill` tool)", ...view.skills.map((s) => `- \`${s.name}\` — ${s.description} — ${s.shown}`)]
+    ? [
+        "**Skills** (the model sees each name and description, and loads one with the `skill` tool)",
+        ...view.skills.map((s) => `- \`${s.name}\` — ${s.description} — ${s.shown}`),
+      ]
     : ["No skills found."];
-  const hidden = view.hidden.length ? ["", "Hidden by a skill of the same name in a more specific folder:", ...view.hidden.map((h) => `- \`${h.name}\` in ${h.shown} (hidden by ${h.by})`)] : [];
+  const hidden = view.hidden.length
+    ? ["", "Hidden by a skill of the same name in a more specific folder:", ...view.hidden.map((h) => `- \`${h.name}\` in ${h.shown} (hidden by ${h.by})`)]
+    : [];
   const notices = view.notices.length ? ["", ...view.notices] : [];
   return [
     ...listed,

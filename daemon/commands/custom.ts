@@ -76,7 +76,8 @@ export function parseFrontMatter(text: string): { meta: Record<string, string>; 
     let value = line.slice(colon + 1).trim();
     if (BLOCK.has(value)) {
       const block: string[] = [];
-      while (i + 1 < lines.length && (lines[i + 1]!.trim() === "" || lines[i + 1]!.startsWith(" ") || lines[i + 1]!.startsWith("\t"))) block.push(lines[++i]!.trim());
+      while (i + 1 < lines.length && (lines[i + 1]!.trim() === "" || lines[i + 1]!.startsWith(" ") || lines[i + 1]!.startsWith("\t")))
+        block.push(lines[++i]!.trim());
       value = block.join(value.startsWith(">") ? " " : "\n").trim();
     } else if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
     meta[key.toLowerCase()] = value;

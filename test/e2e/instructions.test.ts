@@ -104,7 +104,10 @@ test("CLAUDE.md at the repository root reaches the system prompt with its path, 
   const system = systemOf(model.requests[0]!.body);
   const at = (s: string) => system.indexOf(s);
   assert.ok(at(`## ${join(root, "CLAUDE.md")}\n\nClaude rule: keep commits small.`) > 0, system);
-  assert.ok(at("Root rule") < at("Claude rule") && at("Claude rule") < at("Reasonix rule") && at("Reasonix rule") < at("Package rule"), "AGENTS.md, CLAUDE.md, REASONIX.md, root first");
+  assert.ok(
+    at("Root rule") < at("Claude rule") && at("Claude rule") < at("Reasonix rule") && at("Reasonix rule") < at("Package rule"),
+    "AGENTS.md, CLAUDE.md, REASONIX.md, root first",
+  );
   assert.equal(system.split("Package rule: use tabs").length, 2, "the linked CLAUDE.md adds nothing");
   assert.ok(!system.includes(`## ${join(pkg, "CLAUDE.md")}`));
 });

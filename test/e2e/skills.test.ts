@@ -52,11 +52,16 @@ test("the first request lists both skills' names and descriptions and neither bo
   const first = model.requests[0]!.body;
   const system = systemOf(first);
   assert.ok(system.includes("# Skills"), system);
-  assert.ok(system.includes(`- release-notes: Write the release notes for a new version from the merged pull requests (${join(".agents", "skills", "release-notes")})`));
+  assert.ok(
+    system.includes(`- release-notes: Write the release notes for a new version from the merged pull requests (${join(".agents", "skills", "release-notes")})`),
+  );
   assert.ok(system.includes(`- triage: Label and prioritise a new issue (${join(".claude", "skills", "triage")})`));
   const sent = JSON.stringify(first);
   assert.ok(!sent.includes("RELEASE-BODY-MARKER") && !sent.includes("TRIAGE-BODY-MARKER"), "no body in the first request");
-  assert.ok(first.tools.some((tool: { function: { name: string } }) => tool.function.name === "skill"), "the skill tool is offered");
+  assert.ok(
+    first.tools.some((tool: { function: { name: string } }) => tool.function.name === "skill"),
+    "the skill tool is offered",
+  );
 
   const [result] = toolResults(model.requests[1]!.body);
   assert.ok(result, "the skill call has a result");
@@ -96,7 +101,9 @@ test("bad front matter and a skill folder linking outside are skipped with notic
   assert.ok(said.includes(`Skipped ${join(".agents", "skills", "plain", "SKILL.md")}: it has no front matter`), said);
   assert.ok(said.includes(`Skipped ${join(".agents", "skills", "nodesc", "SKILL.md")}: its front matter has no description.`), said);
   assert.ok(
-    said.includes(`Skipped ${join(".agents", "skills", "leak", "SKILL.md")}: it links outside the repository and the session's folders (to ${join(outside, "leak", "SKILL.md")}).`),
+    said.includes(
+      `Skipped ${join(".agents", "skills", "leak", "SKILL.md")}: it links outside the repository and the session's folders (to ${join(outside, "leak", "SKILL.md")}).`,
+    ),
     said,
   );
 
