@@ -1,5 +1,6 @@
 /**
- * Project instructions: `AGENTS.md` (the convention several agents share) and `REASONIX.md`, from
+ * Project instructions: `AGENTS.md` (the convention several agents share), `CLAUDE.md` (Claude
+ * Code's, the most common in the wild) and `REASONIX.md`, from
  * the repository root down to the workspace folder, after the user's own file in the config folder.
  * The order is fixed (general first, the workspace's own last, so the nearest file has the last
  * word) and each text is shown with its path, so the model knows where a rule comes from.
@@ -14,7 +15,8 @@ import { CONFIG_BOUNDARY, type Head, OutsideError, outsideNotice, PROJECT_BOUNDA
 import { displayPath, resolveReal } from "../tools/workspace.js";
 import { dirname, join } from "node:path";
 
-export const INSTRUCTION_FILES = ["AGENTS.md", "REASONIX.md"] as const;
+/** In each folder in this order: the shared convention, Claude Code's, then this agent's own (the last word). */
+export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md", "REASONIX.md"] as const;
 /** One file past this is clipped: instructions ride in every request of the session. */
 export const MAX_INSTRUCTION_CHARS = 32_000;
 
@@ -106,9 +108,14 @@ export async function loadInstructions(cwd: string, configDir: string, additiona
   );
   const files: InstructionFile[] = [];
   const skipped: string[] = [];
+  // `CLAUDE.md` is often a link to, or a copy of, the `AGENTS.md` beside it: one text, said once.
+  const said = new Set<string>();
   for (const f of found) {
     if (f && "skipped" in f) skipped.push(f.skipped);
-    else if (f) files.push(f);
+    else if (f && !said.has(`${dirname(f.path)}\0${f.text}`)) {
+      said.add(`${dirname(f.path)}\0${f.text}`);
+      files.push(f);
+    }
   }
   return { files, skipped };
 }

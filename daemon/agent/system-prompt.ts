@@ -6,6 +6,7 @@
  */
 import type { EnvironmentFacts } from "./environment-facts.js";
 import type { InstructionFile } from "./project-instructions.js";
+import type { Skill } from "./skills.js";
 
 const ROLE = `You are Reasonix, a coding agent working in the user's workspace through their editor. You read, search and change code and run commands with the tools you are given, and you finish the task you are asked to do: the user sees every tool call and can stop you at any time.`;
 
@@ -46,6 +47,20 @@ function instructions(files: readonly InstructionFile[]): string {
   ].join("\n\n");
 }
 
-export function systemPrompt(facts: EnvironmentFacts, files: readonly InstructionFile[]): string {
-  return [ROLE, environment(facts), WORKING, instructions(files)].filter((s) => s !== "").join("\n\n");
+/** Names and descriptions only: a body costs the context only once the model loads it with the skill tool. */
+function skillList(skills: readonly Pick<Skill, "name" | "description" | "shown">[]): string {
+  if (skills.length === 0) return "";
+  return [
+    "# Skills",
+    "Skills are instructions the user and the project keep for particular tasks, each in a folder with a SKILL.md and the files it uses. When a task matches a skill's description, call the skill tool with its name before you start, and follow what it returns.",
+    ...skills.map((s) => `- ${s.name}: ${s.description} (${s.shown})`),
+  ].join("\n");
+}
+
+export function systemPrompt(
+  facts: EnvironmentFacts,
+  files: readonly InstructionFile[],
+  skills: readonly Pick<Skill, "name" | "description" | "shown">[] = [],
+): string {
+  return [ROLE, environment(facts), WORKING, instructions(files), skillList(skills)].filter((s) => s !== "").join("\n\n");
 }

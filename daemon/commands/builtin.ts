@@ -49,6 +49,35 @@ export interface CommandHost {
   checkpoints(): Promise<string>;
   /** The subagents' transcripts: the list, or one by its number. */
   tasks(args: string): Promise<string>;
+  /** The session's Agent Skills as its folders hold them now (agent/skills.ts). */
+  skills(): Promise<SkillsView>;
+}
+
+/** What `/skills` shows: the skills listed, those a more specific folder hid, and what was skipped. */
+export interface SkillsView {
+  skills: Array<{ name: string; description: string; shown: string }>;
+  hidden: Array<{ name: string; shown: string; by: string }>;
+  notices: string[];
+}
+
+function skillsAnswer(view: SkillsView): string {
+  const listed = view.skills.length
+    ? [
+        "**Skills** (the model sees each name and description, and loads one with the `skill` tool)",
+        ...view.skills.map((s) => `- \`${s.name}\` — ${s.description} — ${s.shown}`),
+      ]
+    : ["No skills found."];
+  const hidden = view.hidden.length
+    ? ["", "Hidden by a skill of the same name in a more specific folder:", ...view.hidden.map((h) => `- \`${h.name}\` in ${h.shown} (hidden by ${h.by})`)]
+    : [];
+  const notices = view.notices.length ? ["", ...view.notices] : [];
+  return [
+    ...listed,
+    ...hidden,
+    ...notices,
+    "",
+    "Read from `.reasonix/skills/`, `.claude/skills/`, `.agents/skills/` at the repository root, then the config folder's `skills/` and `~/.agents/skills/`; the first of these with a name wins. The model's list was fixed when the session started: `/reload` takes changes.",
+  ].join("\n");
 }
 
 export interface BuiltinCommand {
@@ -189,7 +218,7 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
   },
   {
     name: "reload",
-    description: "Reload project instructions (AGENTS.md, REASONIX.md), plugins, MCP servers and commands",
+    description: "Reload project instructions (AGENTS.md, CLAUDE.md, REASONIX.md), skills, plugins, MCP servers and commands",
     async run(_args, host) {
       return host.reload();
     },
@@ -225,6 +254,11 @@ export const BUILTIN_COMMANDS: BuiltinCommand[] = [
     description: "List the subagents this session ran, or show one's whole transcript",
     hint: "[N]",
     run: (args, host) => host.tasks(args),
+  },
+  {
+    name: "skills",
+    description: "List the Agent Skills of this session (SKILL.md folders of the project and the user)",
+    run: async (_args, host) => skillsAnswer(await host.skills()),
   },
   {
     name: "sessions",

@@ -93,3 +93,12 @@ test("a command folder that links outside gives nothing; a file linking out is s
   assert.equal(skipped[1], `Skipped ${join(project, "commands", "leak.md")}: it links outside the test's folder (to ${join(outside, "leak.md")}).`);
   assert.equal(skipped[2], `Skipped ${join(project, "linked")}: it links outside the test's folder (to ${outside}).`);
 });
+
+test("front matter: a block scalar is folded (>) or kept line by line (|); a nested map's lines are left out", () => {
+  const text =
+    "---\nname: release-notes\ndescription: >\n  Write the release notes\n  for a new version.\nmetadata:\n  author: someone\nusage: |\n  one\n  two\n---\nbody";
+  assert.deepEqual(parseFrontMatter(text), {
+    meta: { name: "release-notes", description: "Write the release notes for a new version.", metadata: "", usage: "one\ntwo" },
+    body: "body",
+  });
+});

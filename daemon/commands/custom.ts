@@ -53,19 +53,33 @@ async function markdownFiles(dir: string): Promise<string[]> {
     .map((e) => relative(dir, join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)));
 }
 
-/** A small front-matter reader: `key: value` lines between `---` fences, values optionally quoted. */
+/** YAML's block scalars: `>` folds the indented lines below into one, `|` keeps their line breaks. */
+const BLOCK = new Set([">", ">-", ">+", "|", "|-", "|+"]);
+
+/**
+ * A small front-matter reader: `key: value` lines between `---` fences, values optionally quoted,
+ * or a block scalar (`description: >` and indented lines, as many SKILL.md files write it).
+ * Indented lines under any other key (a nested map) are left out.
+ */
 export function parseFrontMatter(text: string): { meta: Record<string, string>; body: string } {
   const m = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(text);
   if (!m) return { meta: {}, body: text };
   const meta: Record<string, string> = {};
-  for (const line of m[1]!.split(/\r?\n/)) {
+  const lines = m[1]!.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
     // Split at the first colon, not with /^(key)\s*:\s*(.*)$/: over a file's text that pattern tried
     // every split of a blank run between \s* and .* (a second for 32 000 spaces before a U+2028).
     const colon = line.indexOf(":");
     const key = line.slice(0, Math.max(0, colon)).trimEnd();
     if (colon < 0 || !KEY.test(key)) continue;
     let value = line.slice(colon + 1).trim();
-    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
+    if (BLOCK.has(value)) {
+      const block: string[] = [];
+      while (i + 1 < lines.length && (lines[i + 1]!.trim() === "" || lines[i + 1]!.startsWith(" ") || lines[i + 1]!.startsWith("\t")))
+        block.push(lines[++i]!.trim());
+      value = block.join(value.startsWith(">") ? " " : "\n").trim();
+    } else if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
     meta[key.toLowerCase()] = value;
   }
   return { meta, body: text.slice(m[0].length) };

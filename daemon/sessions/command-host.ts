@@ -20,6 +20,7 @@ import type { JobTable } from "../tools/jobs.js";
 import type { Checkpoints } from "../records/checkpoints.js";
 import type { TaskTranscripts } from "../records/task-transcripts.js";
 import { errorText } from "../../shared/error-text.js";
+import { discoverSkills } from "../agent/skills.js";
 
 export interface CommandHostParts {
   /** What a command asks of the session itself. */
@@ -58,6 +59,7 @@ export function commandHost(parts: CommandHostParts, origin: ClientPort | undefi
     redo: (force) => checkpoints.redo(files(), force),
     checkpoints: () => checkpoints.list(),
     tasks: (args) => parts.transcripts.show(args),
+    skills: () => discoverSkills(record, deps.configDir),
     record,
     queuedPrompts: parts.turns.queued,
     pendingPermissions: parts.broker.pending.size,

@@ -5,6 +5,7 @@
  * is given the few facts and callbacks it needs; the running turn reaches them through `TurnLink`.
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { skillLibrary } from "../agent/skills.js";
 import { subagentRunner } from "../agent/subagent.js";
 import { TurnRunner } from "../agent/turn-runner.js";
 import type { Inbox } from "../inbox/inbox.js";
@@ -207,6 +208,7 @@ function toolsOf(given: Given, base: Base, memory: ApprovalMemory, hooks: Sessio
       reportGoal: (status: "continue" | "complete" | "blocked", summary: string) => reportGoal(settings, status, summary),
     },
     jobs: base.jobs,
+    skills: skillLibrary(() => state.record, deps.configDir),
     sandbox,
     beforeWrite: (path: string, read: () => Promise<{ text: string; encoding: string }>) => checkpoints.capture(path, read),
     beforeChange: (title: string, signal: AbortSignal) => link.hold(`the tool call "${title}"`, signal),

@@ -109,12 +109,12 @@ export class SessionState {
    * plugins), named in the same notice, which is returned.
    */
   async refreshSystemPrompt(configDir: string, skipped: readonly string[] = []): Promise<string> {
-    const { text, files, notices } = await buildSystemPrompt(this.stored, configDir);
+    const { text, files, notices, skills } = await buildSystemPrompt(this.stored, configDir);
     this.setInstructionFiles(files);
     const changed = this.messages[0]?.content !== text;
     if (changed) this.replaceSystemPrompt(text);
     await this.commit();
-    return instructionsNotice(files, changed, [...notices, ...skipped]);
+    return instructionsNotice(files, changed, [...notices, ...skipped], skills);
   }
 
   /**

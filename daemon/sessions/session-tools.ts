@@ -12,7 +12,7 @@ import { routedFiles } from "../tools/editor-files.js";
 import { ApprovalMemory, isPreset, type Preset } from "../tools/permissions.js";
 import { runToolCall, type RunnerHost, type ToolCallRequest, type ToolHooks } from "../tools/runner.js";
 import { realRoots } from "../tools/workspace.js";
-import type { DaemonTools, FileAccess, PlanEntry, SubagentRunner, Tool, ToolControls } from "../tools/types.js";
+import type { DaemonTools, FileAccess, PlanEntry, SkillLibrary, SubagentRunner, Tool, ToolControls } from "../tools/types.js";
 import type { JobTable } from "../tools/jobs.js";
 import type { Sandbox, SessionSandbox } from "../tools/sandbox.js";
 import type { ToolSpec } from "../provider/types.js";
@@ -35,6 +35,8 @@ export interface SessionToolsHost {
   /** The daemon's editor bound and search threads. */
   daemonTools: DaemonTools;
   jobs: JobTable;
+  /** The session's Agent Skills, for the skill tool. */
+  skills: SkillLibrary;
   /** Where the session's commands run confined (tools/sandbox.ts). */
   sandbox: SessionSandbox;
   /** Before a tool writes a file: the checkpoint saves what it held (`read`: as the tools see it); the ticket hears how the write went. */
@@ -161,6 +163,7 @@ export class SessionTools {
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),
           controls: host.controls,
           jobs: host.jobs,
+          skills: host.skills,
           subagent: host.subagent(runner, toolCallId),
           askUser: async (question: string, choices: string[]) => {
             const options: PermissionOption[] = [

@@ -98,6 +98,27 @@ export interface ToolContext {
   jobs: JobControl;
   /** Runs a child agent on a focused question (the task tool); absent inside a child. */
   subagent?: SubagentRunner;
+  /** The session's Agent Skills (the skill tool); absent: the session has none to offer. */
+  skills?: SkillLibrary;
+}
+
+/** One skill as the skill tool returns it: its body without front matter, and its folder's files. */
+export interface SkillRead {
+  name: string;
+  /** The skill's folder, absolute. */
+  folder: string;
+  body: string;
+  /** The body goes on past what was read. */
+  clipped: boolean;
+  /** The folder's other files, relative to it. */
+  files: string[];
+  /** The folder holds more than the files listed. */
+  moreFiles: boolean;
+}
+
+/** The session's skills, found again at each call by real path inside their bounds (agent/skills.ts). */
+export interface SkillLibrary {
+  read(name: string): Promise<SkillRead | { error: string }>;
 }
 
 export interface JobView {

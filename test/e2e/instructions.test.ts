@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { world } from "./fixture.js";
 
@@ -88,4 +88,26 @@ test("/reload answers locally with the files it loaded; /init asks the model to 
   assert.match(asked[0]!.params.toolCall.title, /AGENTS\.md/);
   assert.equal(readFileSync(join(pkg, "AGENTS.md"), "utf8"), "# App\n\nRun `npm test`.\n");
   assert.ok(existsSync(join(pkg, "AGENTS.md")));
+});
+
+test("CLAUDE.md at the repository root reaches the system prompt with its path, between AGENTS.md and REASONIX.md; a CLAUDE.md linking to AGENTS.md is said once", async (t) => {
+  const { agent, model, workdir } = await world(t);
+  const { root, pkg } = repository(workdir);
+  writeFileSync(join(root, "CLAUDE.md"), "Claude rule: keep commits small.\n");
+  writeFileSync(join(root, "REASONIX.md"), "Reasonix rule: the last word.\n");
+  // The common setup: CLAUDE.md as a link to the AGENTS.md beside it.
+  symlinkSync("AGENTS.md", join(pkg, "CLAUDE.md"));
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(pkg);
+  model.enqueue({ content: ["ok"] });
+  await agent.prompt(sessionId, "hi");
+  const system = systemOf(model.requests[0]!.body);
+  const at = (s: string) => system.indexOf(s);
+  assert.ok(at(`## ${join(root, "CLAUDE.md")}\n\nClaude rule: keep commits small.`) > 0, system);
+  assert.ok(
+    at("Root rule") < at("Claude rule") && at("Claude rule") < at("Reasonix rule") && at("Reasonix rule") < at("Package rule"),
+    "AGENTS.md, CLAUDE.md, REASONIX.md, root first",
+  );
+  assert.equal(system.split("Package rule: use tabs").length, 2, "the linked CLAUDE.md adds nothing");
+  assert.ok(!system.includes(`## ${join(pkg, "CLAUDE.md")}`));
 });

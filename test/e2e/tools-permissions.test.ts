@@ -158,6 +158,7 @@ test("the tool list is fixed and ordered for the session; every request carries 
     "command_wait",
     "command_kill",
     "task",
+    "skill",
   ]);
   for (const r of model.requests) assert.deepEqual(r.body.tools, model.requests[0]!.body.tools);
 });

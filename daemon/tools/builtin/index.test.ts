@@ -27,6 +27,7 @@ test("the built-in tools come in a fixed order", () => {
       "command_wait",
       "command_kill",
       "task",
+      "skill",
     ],
   );
   assert.equal(JSON.stringify(builtinTools().map((t) => t.parameters)), JSON.stringify(builtinTools().map((t) => t.parameters)));
@@ -131,6 +132,11 @@ const samples: Record<string, [unknown, boolean][]> = {
     [{ prompt: "Fix the typo", allowEdits: true }, true],
     [{ prompt: "x", allowEdits: "yes" }, false],
     [{ prompt: "" }, false],
+    [{}, false],
+  ],
+  skill: [
+    [{ name: "release-notes" }, true],
+    [{ name: "" }, false],
     [{}, false],
   ],
 };

@@ -14,6 +14,7 @@ import { multiEditTool } from "./multi-edit.js";
 import { webFetchTool } from "./web-fetch.js";
 import { commandKillTool, commandOutputTool, commandWaitTool } from "./command-jobs.js";
 import { taskTool } from "./task.js";
+import { skillTool } from "./skill.js";
 
 /** The order is part of every request's cached prefix: never reorder, only append. */
 export function builtinTools(): Tool[] {
@@ -35,5 +36,6 @@ export function builtinTools(): Tool[] {
     commandWaitTool,
     commandKillTool,
     taskTool,
+    skillTool,
   ];
 }
