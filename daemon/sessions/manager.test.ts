@@ -2,13 +2,33 @@
  * Sessions through their manager over a real store in a temporary folder (test/support/sessions.ts):
  * the verbs a window's side uses, and what each leaves in the record and the store.
  */
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { testSessions, TestWindow } from "../../test/support/sessions.js";
+import { testSessions, TestWindow, type TestSessions } from "../../test/support/sessions.js";
 
 const text = (t: string) => [{ type: "text" as const, text: t }];
+
+/** A new session in `cwd` (the test's folder unless given), opened by `window` as session/new does. */
+async function newSession(s: TestSessions, window: TestWindow, cwd = s.dir) {
+  const session = await s.manager.create({ cwd, additionalDirectories: [], model: s.config.defaultModel, env: window.env });
+  await session.open(window, { mcpServers: [], created: true });
+  return session;
+}
+
+/**
+ * A manager over a fresh store (closed after the test), window "a" and a session it created, in
+ * the store's folder or, with `workFolder`, in a folder of its own beside the store.
+ */
+async function oneSession(t: TestContext, opts: { workFolder?: boolean } = {}) {
+  const s = await testSessions();
+  t.after(() => s.close());
+  const cwd = opts.workFolder ? join(s.dir, "work") : s.dir;
+  if (opts.workFolder) mkdirSync(cwd);
+  const a = new TestWindow("a");
+  return { s, a, session: await newSession(s, a, cwd) };
+}
 
 /** Waits until `done()` holds (the inbox driver starts follow-ups on its own), at most 5 s. */
 async function until(done: () => boolean): Promise<void> {
@@ -17,13 +37,7 @@ async function until(done: () => boolean): Promise<void> {
 }
 
 test("a prompt is one turn: the title, usage and status land in the record, and a load from the store brings them back", async (t) => {
-  const s = await testSessions();
-  t.after(() => s.close());
-  const cwd = join(s.dir, "work");
-  mkdirSync(cwd);
-  const a = new TestWindow("a");
-  const session = await s.manager.create({ cwd, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
-  await session.open(a, { mcpServers: [], created: true });
+  const { s, a, session } = await oneSession(t, { workFolder: true });
   assert.equal(await session.prompt(text("fix the parser\nsecond line"), a), "end_turn");
   assert.equal(a.agentText(), "done.");
   assert.deepEqual([session.record.title, session.record.status, session.record.usage?.rounds], ["fix the parser", "idle", 1]);
@@ -42,13 +56,7 @@ test("a prompt is one turn: the title, usage and status land in the record, and 
 });
 
 test("a window that loads gets the ledger, then the start notices and the slash menu; its umask fills only what the record lacks", async (t) => {
-  const s = await testSessions();
-  t.after(() => s.close());
-  const cwd = join(s.dir, "work");
-  mkdirSync(cwd);
-  const a = new TestWindow("a");
-  const session = await s.manager.create({ cwd, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
-  await session.open(a, { mcpServers: [], created: true });
+  const { a, session } = await oneSession(t, { workFolder: true });
   assert.equal(a.updates.length, 0, "nothing before the answer of session/new");
   session.greet(a);
   assert.match(a.agentText(), /\[notice\] .*not probed in unit tests/, "the sandbox's absence is a start notice");
@@ -72,11 +80,7 @@ test("a window that loads gets the ledger, then the start notices and the slash 
 });
 
 test("the inbox verbs: a follow-up waits while paused and runs once resumed; a steer while idle waits in line", async (t) => {
-  const s = await testSessions();
-  t.after(() => s.close());
-  const a = new TestWindow("a");
-  const session = await s.manager.create({ cwd: s.dir, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
-  await session.open(a, { mcpServers: [], created: true });
+  const { s, session } = await oneSession(t);
   assert.equal(await session.setInboxPaused(true), true);
   const queued = await session.enqueue("first follow-up", "followup");
   assert.deepEqual([queued.disposition, queued.position, queued.paused], ["queued_followup", 0, true]);
@@ -99,12 +103,8 @@ test("the inbox verbs: a follow-up waits while paused and runs once resumed; a s
 });
 
 test("a control changed from one window is announced to the others and persists; an unknown value is refused", async (t) => {
-  const s = await testSessions();
-  t.after(() => s.close());
-  const a = new TestWindow("a");
+  const { s, a, session } = await oneSession(t);
   const b = new TestWindow("b");
-  const session = await s.manager.create({ cwd: s.dir, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
-  await session.open(a, { mcpServers: [], created: true });
   await session.open(b, { mcpServers: [] });
   await session.setControl("mode", "plan", a);
   assert.deepEqual(
@@ -125,13 +125,8 @@ test("a control changed from one window is announced to the others and persists;
 });
 
 test("a window that drops: an unprompted session leaves memory; a prompted one stays, and cancel by id reaches it", async (t) => {
-  const s = await testSessions();
-  t.after(() => s.close());
-  const a = new TestWindow("a");
-  const empty = await s.manager.create({ cwd: s.dir, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
-  await empty.open(a, { mcpServers: [], created: true });
-  const used = await s.manager.create({ cwd: s.dir, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
-  await used.open(a, { mcpServers: [], created: true });
+  const { s, a, session: empty } = await oneSession(t);
+  const used = await newSession(s, a);
   await used.prompt(text("hello"), a);
   s.manager.detachEverywhere(a);
   assert.deepEqual(

@@ -10,7 +10,7 @@ import { finishRemovals, removeSession } from "../store/removal.js";
 import { Session } from "./session.js";
 import type { SessionDeps } from "./deps.js";
 import { Inbox, inboxKeys } from "../inbox/inbox.js";
-import type { ClientPort, SessionRecord } from "./types.js";
+import { newSessionRecord, type ClientPort, type SessionRecord } from "./types.js";
 import { storedConversation } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
 import { ensureListIndex, listPrefix, storedIndexKeys, type ListEntry } from "../records/list-index.js";
@@ -121,23 +121,14 @@ export class SessionManager {
   }
 
   async create(input: NewSessionInput): Promise<Session> {
-    const now = new Date().toISOString();
-    const record: SessionRecord = {
+    const record = newSessionRecord({
       id: randomUUID(),
       cwd: input.cwd,
       additionalDirectories: input.additionalDirectories,
-      createdAt: now,
-      updatedAt: now,
       model: input.model,
-      effort: "auto",
-      mode: "normal",
-      toolApproval: "workspace-write",
-      status: "idle",
-      lastSeq: 0,
-      historyLength: 0,
       environment: filterEnvironment(input.env, this.deps.config().shellEnvironment),
       ...(input.umask !== undefined ? { umask: input.umask } : {}),
-    };
+    });
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
     const start = { prompt, providerEnv: input.env, notices: await this.sandboxNotices() };
     const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), start);

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { keys, Store } from "../store/store.js";
 import { SessionState, storedConversation } from "./session-state.js";
-import type { SessionRecord } from "./types.js";
+import { newSessionRecord, type SessionRecord } from "./types.js";
 
 async function fresh(t: { after(fn: () => Promise<void>): void }): Promise<{ store: Store; state: SessionState }> {
   const dir = mkdtempSync(join(tmpdir(), "rx-state-"));
@@ -15,21 +15,13 @@ async function fresh(t: { after(fn: () => Promise<void>): void }): Promise<{ sto
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const now = "2026-01-01T00:00:00.000Z";
-  const record: SessionRecord = {
+  const record = newSessionRecord({
     id: "s1",
     cwd: "/work",
     additionalDirectories: [],
-    createdAt: now,
-    updatedAt: now,
+    createdAt: "2026-01-01T00:00:00.000Z",
     model: "deepseek/deepseek-v4-flash",
-    effort: "auto",
-    mode: "normal",
-    toolApproval: "workspace-write",
-    status: "idle",
-    lastSeq: 0,
-    historyLength: 0,
-  };
+  });
   return { store, state: new SessionState(record, [], store, () => undefined) };
 }
 

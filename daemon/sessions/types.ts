@@ -70,6 +70,33 @@ export interface SessionRecord {
   compaction?: CompactionRecord | undefined;
 }
 
+/** What a new session's record must be given; the rest starts at the defaults of `newSessionRecord`. */
+export type NewRecordFields = Pick<SessionRecord, "id" | "cwd" | "additionalDirectories" | "model"> & Partial<SessionRecord>;
+
+/**
+ * A new session's record: the defaults every session starts from (idle, normal mode, workspace-write,
+ * nothing in its history), created and updated now unless `fields` says when; `fields` win.
+ */
+export function newSessionRecord(fields: NewRecordFields): SessionRecord {
+  const { id, cwd, additionalDirectories, model, ...rest } = fields;
+  const at = fields.createdAt ?? new Date().toISOString();
+  return {
+    id,
+    cwd,
+    additionalDirectories,
+    createdAt: at,
+    updatedAt: at,
+    model,
+    effort: "auto",
+    mode: "normal",
+    toolApproval: "workspace-write",
+    status: "idle",
+    lastSeq: 0,
+    historyLength: 0,
+    ...rest,
+  };
+}
+
 export interface CompactionRecord {
   count: number;
   at: string;

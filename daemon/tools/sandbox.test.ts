@@ -103,10 +103,13 @@ test("in read-only nothing on disk is writable, the workspace included; /tmp is 
   const d = place(t);
   writeFileSync(join(d.tmp, "left"), "x");
   const r = await sh(
-    "echo x > in.txt 2>&1 || echo refused; ls -A /tmp | grep -c left; echo y > /tmp/y && echo tmp-ok",
+    // One stream, in order, as above: `2>&1` after a failing `> in.txt` comes too late to carry the
+    // shell's complaint, which otherwise arrives on stderr, before or after the rest.
+    "exec 2>&1; echo x > in.txt || echo refused; ls -A /tmp | grep -c left; echo y > /tmp/y && echo tmp-ok",
     spec({ roots: [d.root], preset: "read-only", tmp: d.tmp }),
     d.root,
   );
+  assert.match(r.output, /in\.txt: Read-only file system\nrefused\n/);
   assert.deepEqual(r.output.trim().split("\n").slice(-3), ["refused", "0", "tmp-ok"]);
   assert.equal(existsSync(join(d.root, "in.txt")), false);
   assert.equal(existsSync(join(d.tmp, "y")), false);

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stopDaemon, TEST_API_KEY } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
-import { gauge, getText } from "./daemon-http.js";
+import { gauge, getText } from "../support/daemon-http.js";
 import { RawClient } from "./raw-client.js";
 import { summarize, type Row } from "./stats.js";
 

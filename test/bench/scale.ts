@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolvePaths } from "../../shared/paths.js";
 import { reindexOps } from "../../daemon/records/list-index.js";
-import type { SessionRecord } from "../../daemon/sessions/types.js";
+import { newSessionRecord } from "../../daemon/sessions/types.js";
 import { keys, Store, type BatchOp } from "../../daemon/store/store.js";
 import { stopDaemon, TEST_API_KEY } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
@@ -28,21 +28,14 @@ async function fill(home: string, cwds: string[]): Promise<void> {
       const ops: BatchOp[] = [];
       for (let j = i; j < Math.min(STORED, i + 500); j++) {
         const at = new Date(t0 + j * 60_000).toISOString();
-        const record: SessionRecord = {
+        const record = newSessionRecord({
           id: randomUUID(),
           cwd: cwds[j % cwds.length]!,
           additionalDirectories: [],
           title: `stored session ${j}`,
           createdAt: at,
-          updatedAt: at,
           model: "deepseek-v4-flash",
-          effort: "auto",
-          mode: "normal",
-          toolApproval: "workspace-write",
-          status: "idle",
-          lastSeq: 0,
-          historyLength: 0,
-        };
+        });
         ops.push({ type: "put", key: keys.session(record.id), value: record }, ...reindexOps([], record).ops);
       }
       await store.batch(ops, false);

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, daemonPid, stopDaemon, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
 import { noiseWindow, processCpuMs, type Noise } from "./machine.js";
-import { gauge, getText } from "./daemon-http.js";
+import { gauge, getText } from "../support/daemon-http.js";
 import type { ModelWorkerData } from "./model-worker.js";
 import { RawClient } from "./raw-client.js";
 import { pacing } from "./pacing.js";

@@ -10,9 +10,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { request } from "node:http";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { daemonGet } from "../support/daemon-http.js";
 import { FakeEditor } from "../support/editor.js";
 import type { Agent } from "../support/harness.js";
 import { world, within, type World } from "./fixture.js";
@@ -56,19 +56,6 @@ const lastToolResult = (w: World): string =>
     .body.messages.filter((m: { role: string }) => m.role === "tool")
     .at(-1).content;
 
-function metrics(home: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath: join(home, "run", "daemon.sock"), path: "/metrics" }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve(body));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
 test("two daemons in one process: each bounds its editor requests by its own editorTimeoutSeconds", async (t) => {
   const { quick, patient } = await twoDaemons(t);
   for (const d of [quick, patient]) {
@@ -107,8 +94,8 @@ test("two daemons in one process: each stops a stuck search at its own searchTim
 
   await sleep(Math.max(0, STILL_WAITING_MS - (performance.now() - started)));
   assert.equal(finished(patient.agent, patient.sessionId), undefined, "the patient daemon's grep still runs");
-  assert.match(await metrics(patient.home.dir), /^reasonix_search_threads 1$/m);
-  assert.match(await metrics(quick.home.dir), /^reasonix_search_threads 0$/m, "the other daemon's thread is not this one's");
+  assert.match(await daemonGet(patient.home.dir, "/metrics"), /^reasonix_search_threads 1$/m);
+  assert.match(await daemonGet(quick.home.dir, "/metrics"), /^reasonix_search_threads 0$/m, "the other daemon's thread is not this one's");
   await patient.agent.cancel(patient.sessionId);
   assert.equal((await patientTurn).stopReason, "cancelled");
   assert.equal(patient.model.requests.length, 1, "the patient daemon's model never read a stall");

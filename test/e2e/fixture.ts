@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { AgentProcess, BIN, makeHome, type Agent, type AgentOptions, type TestHome } from "../support/harness.js";
+import { daemonGet } from "../support/daemon-http.js";
 import { InProcessAgent } from "../support/in-process.js";
 import { ScriptedModel } from "../support/scripted-model.js";
 
@@ -140,10 +141,17 @@ export async function within<T>(ms: number, what: string, p: Promise<T>): Promis
 }
 
 /**
- * `reasonix daemon status` for a home, parsed: what an operator would see. Asynchronous, so a daemon
- * inside this process can answer while the command waits.
+ * The daemon's /status for a home, parsed: what `reasonix daemon status` prints, read over the
+ * daemon's socket as that command reads it, without a process per read (tests poll it in loops).
+ * Rejects when no daemon answers on the socket. Tests of the command itself spawn it
+ * (`daemonStatusCommand`, daemon-life, setup).
  */
 export async function daemonStatus(home: string): Promise<any> {
+  return JSON.parse(await daemonGet(home, "/status"));
+}
+
+/** `reasonix daemon status` run as a process for a home, parsed. Asynchronous, so a daemon inside this process can answer. */
+export async function daemonStatusCommand(home: string): Promise<any> {
   const { stdout } = await run(process.execPath, [BIN, "daemon", "status"], { env: { ...process.env, REASONIX_HOME: home } });
   return JSON.parse(stdout);
 }

@@ -8,10 +8,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
+import { seconds } from "../../daemon/provider/faults.js";
+import { busyBound } from "../support/busy.js";
 import { world } from "./fixture.js";
 
-/** Short waits so no test sleeps for real: 10 ms backoff base, a 300 ms idle watchdog. */
-const FAST = { REASONIX_MODEL_RETRY_BASE_SECONDS: "0.01", REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: "0.3" };
+/**
+ * Short waits so no test sleeps for real: a 10 ms backoff base. The idle watchdog keeps a bound no
+ * busy machine reaches (yet a hang still ends within the test): a short one fired on good replies
+ * whenever this process waited for a CPU, and spent the one retry a cut stream gets.
+ */
+const FAST = { REASONIX_MODEL_RETRY_BASE_SECONDS: "0.01", REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: "30" };
 
 const messageText = (agent: { updatesFor(id: string): any[] }, sessionId: string): string =>
   agent
@@ -137,7 +143,10 @@ test("an HTTP 200 that is not an event stream is an error naming what came back,
 });
 
 test("a stalled stream is stopped by the idle watchdog: tried again when nothing was shown, else an error that keeps the text", async (t) => {
-  const { agent, model, workdir } = await world(t, { env: FAST });
+  // 300 ms on a quiet machine, more on a busy one: the good replies here must not look silent.
+  const idleMs = busyBound(300);
+  const { agent, model, workdir } = await world(t, { env: { ...FAST, REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: String(idleMs / 1000) } });
+  const silent = `sent nothing for ${seconds(idleMs).replace(".", "\\.")}`;
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
 
@@ -147,12 +156,12 @@ test("a stalled stream is stopped by the idle watchdog: tried again when nothing
   assert.equal(model.requests.length, 2);
   assert.match(
     messageText(agent, sessionId),
-    /\[notice\] The model provider at .* sent nothing for 300 ms, so the stream was stopped \(modelIdleTimeoutSeconds\)\. Trying again now/,
+    new RegExp(`\\[notice\\] The model provider at .* ${silent}, so the stream was stopped \\(modelIdleTimeoutSeconds\\)\\. Trying again now`),
   );
 
   // Silent after its first words: the turn ends with the error, the words kept.
   model.enqueue({ content: ["thinking about ", "it"], hang: true });
-  await assert.rejects(agent.prompt(sessionId, "and?"), rejectsWith(/sent nothing for 300 ms/));
+  await assert.rejects(agent.prompt(sessionId, "and?"), rejectsWith(new RegExp(silent)));
   assert.equal(model.requests.length, 3);
   assert.equal(model.aborted, 2, "both stalled streams were closed, not left open");
   assert.equal((await agent.prompt(sessionId, "still there?")).stopReason, "end_turn");

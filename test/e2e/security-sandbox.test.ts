@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { join } from "node:path";
 import { BIN, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
 import { FakeEditor } from "../support/editor.js";
-import { daemonStatus, world, within, processTest } from "./fixture.js";
+import { daemonStatus, daemonStatusCommand, world, within, processTest } from "./fixture.js";
 
 const toolResults = (body: any): Record<string, string> =>
   Object.fromEntries(
@@ -202,7 +202,7 @@ test("bubblewrap missing: the session says so once and why, /status and `reasoni
     (u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk" && /sandbox/i.test(u.update.content.text),
   );
   assert.match(notice.update.content.text, /bubblewrap is not installed.*apt install bubblewrap/s);
-  const status = await daemonStatus(home.dir);
+  const status = await daemonStatusCommand(home.dir);
   assert.equal(status.sandbox.available, false);
   assert.match(status.sandbox.reason, /bubblewrap is not installed/);
   await agent.prompt(sessionId, "/status");

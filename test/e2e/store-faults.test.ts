@@ -28,7 +28,7 @@ function smallDisk(t: TestContext): SmallDisk | undefined {
   return disk;
 }
 
-/** Polls `reasonix daemon status` until `pred` holds; bounded, for state that has no event of its own. */
+/** Polls the daemon's /status until `pred` holds; bounded, for state that has no event of its own. */
 async function statusUntil(home: string, pred: (s: any) => boolean, what: string): Promise<any> {
   const deadline = Date.now() + 15_000;
   for (;;) {

@@ -1,13 +1,11 @@
 /**
  * Where a session record is changed, read from the TypeScript program with its type checker (the
- * `typescript` 7 API, `typescript/unstable/sync`, which runs the compiler in a child process): every
+ * `typescript` 7 API, ts-project.ts): every
  * assignment (`=`, `+=`, `??=`, …), `++`, `--` and `delete` whose target is a property declared by
  * the record's interfaces (`SessionRecord` and the records it holds), however the object is named
  * (`record.title`, `this.stored.goal`, `s.record.mode`), and every `Object.assign` onto a value of
  * one of those types. Destructuring assignments into a record's fields are not looked for.
  */
-import { relative, sep } from "node:path";
-import { API } from "typescript/unstable/sync";
 import { type Node, SyntaxKind } from "typescript/unstable/ast";
 import {
   isBinaryExpression,
@@ -18,6 +16,7 @@ import {
   isPrefixUnaryExpression,
   isPropertyAccessExpression,
 } from "typescript/unstable/ast/is";
+import { codeStart, lineOf, repoPath, sourceOf, withProject } from "./ts-project.js";
 
 /** The interfaces a session record is made of: its own fields and those of the objects it holds. */
 export const RECORD_TYPES = ["SessionRecord", "CompactionRecord", "UsageTotals", "GoalState"];
@@ -53,18 +52,12 @@ function writtenProperty(node: Node): Node | undefined {
   return undefined;
 }
 
-const lineOf = (text: string, at: number): number => text.slice(0, at).split("\n").length;
-
 /** Every write to a record field in `files` (absolute paths of files in `root`'s tsconfig project). */
 export function recordWrites(root: string, files: readonly string[]): RecordWrite[] {
-  const api = new API({ cwd: root });
-  try {
-    const project = api.updateSnapshot({ openProject: `${root}/tsconfig.json` }).getProjects()[0];
-    if (!project) throw new Error("the TypeScript API found no project");
+  return withProject(root, (project) => {
     const found: Candidate[] = [];
     for (const file of files) {
-      const source = project.program.getSourceFile(file);
-      if (!source) throw new Error(`the TypeScript API does not know ${file}`);
+      const source = sourceOf(project, file);
       const visit = (node: Node): void => {
         const property = writtenProperty(node);
         if (property) found.push({ file, text: source.text, at: node.pos, node: property, via: "property" });
@@ -87,13 +80,10 @@ export function recordWrites(root: string, files: readonly string[]): RecordWrit
     ];
     return hits
       .map((c) => {
-        // A node's position includes the comments and blank lines before it.
-        const start = c.at + (c.text.slice(c.at).length - c.text.slice(c.at).trimStart().length);
+        const start = codeStart(c.text, c.at);
         const end = c.text.indexOf("\n", start);
-        return { file: relative(root, c.file).split(sep).join("/"), line: lineOf(c.text, start), code: c.text.slice(start, end < 0 ? undefined : end).trim() };
+        return { file: repoPath(root, c.file), line: lineOf(c.text, start), code: c.text.slice(start, end < 0 ? undefined : end).trim() };
       })
       .sort((a, b) => (a.file === b.file ? a.line - b.line : a.file < b.file ? -1 : 1));
-  } finally {
-    api.close();
-  }
+  });
 }

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { stopDaemon } from "./harness.js";
-import { daemonStatus, world } from "../e2e/fixture.js";
+import { daemonStatusCommand, world } from "../e2e/fixture.js";
 
 test("the test runner's environment never reaches an in-process daemon: no config override, no provider key", async (t) => {
   // Values the runner would leak if the daemon read process.env: a config error, and a key.
@@ -55,7 +55,7 @@ test("stopDaemon closes the in-process daemon like `reasonix daemon stop`; the n
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await agent.prompt(sessionId, "keep me");
-  assert.equal((await daemonStatus(home.dir)).pid, process.pid);
+  assert.equal((await daemonStatusCommand(home.dir)).pid, process.pid, "`reasonix daemon status` reaches the daemon in this process");
   const info = join(home.dir, "run", "daemon.json");
   const first = JSON.parse(readFileSync(info, "utf8")).startedAt;
   assert.equal(await agent.closeStdin(), 0);

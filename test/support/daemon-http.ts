@@ -1,5 +1,10 @@
-/** The daemon's own HTTP endpoints over its Unix socket, as the benchmarks read them. */
+/**
+ * The daemon's own HTTP endpoints over its Unix socket (/status, /metrics, /livez), read the way
+ * `reasonix daemon status` reads them, without a process per read: for tests that poll and for the
+ * benchmarks. Works for a daemon in this process or in its own.
+ */
 import { request } from "node:http";
+import { resolvePaths } from "../../shared/paths.js";
 
 export function getText(socketPath: string, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -12,6 +17,11 @@ export function getText(socketPath: string, path: string): Promise<string> {
     req.on("error", reject);
     req.end();
   });
+}
+
+/** `path` from the daemon of a REASONIX_HOME, over its socket. */
+export function daemonGet(home: string, path: string): Promise<string> {
+  return getText(resolvePaths({ REASONIX_HOME: home }).socketPath, path);
 }
 
 /** One gauge's value from a Prometheus text exposition. */
