@@ -301,7 +301,8 @@ export class JsonRpcPeer {
 
   notify(method: string, params: unknown): void {
     if (this.closedReason) return;
-    this.write({ jsonrpc: "2.0", method, params });
+    const body = JSON.stringify(params); // the envelope as text, the same bytes: one per streamed chunk per window
+    this.sendText(`{"jsonrpc":"2.0","method":${JSON.stringify(method)}${body === undefined ? "" : `,"params":${body}`}}`, true);
   }
 
   /** Rejects every pending request and aborts every running handler. Idempotent. */

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { ChatMessage } from "../provider/types.js";
+import type { ChatMessage, ToolSpec } from "../provider/types.js";
 import {
   compactedHistory,
   compactionTrigger,
@@ -38,6 +38,16 @@ test("the estimate starts from the provider's count and adds what came since", (
   assert.equal(contextEstimate(history, [], { promptTokens: 500, messages: 2 }), 500 + estimateMessages(history.slice(2)));
   assert.equal(contextEstimate(history, [], undefined), estimateMessages(history) + 1, "no count: everything estimated (`[]` is one token)");
   assert.equal(contextEstimate(history, [], { promptTokens: 500, messages: 9 }), estimateMessages(history) + 1, "a count for a longer history is stale");
+});
+
+test("the tool list's estimate is its whole JSON's, counted from each spec's size", () => {
+  const spec = (name: string, description: string): ToolSpec => ({ type: "function", function: { name, description, parameters: { type: "object" } } });
+  const tools = [spec("read_file", "Reads a file ünïcödé 文件"), spec("grep", "x".repeat(1000)), spec("glob", "")];
+  for (const list of [[], tools.slice(0, 1), tools]) {
+    const whole = Math.ceil(Buffer.byteLength(JSON.stringify(list)) / 3);
+    assert.equal(contextEstimate([sys], list, undefined), whole + estimateMessages([sys]));
+    assert.equal(contextEstimate([sys], list, undefined), whole + estimateMessages([sys]), "the same again, from the kept sizes");
+  }
 });
 
 test("the cut keeps whole recent turns that fit, never splits a tool call from its result", () => {

@@ -31,8 +31,8 @@ export function estimateTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text) / 3);
 }
 
-// History messages and a turn's tool list are never changed once made, and the estimate is asked
-// for at every round and status update: serializing a fresh session's 25 KB each time showed.
+// History messages and tool specs are never changed once made, and the estimate is asked for at
+// every round and status update: serializing a fresh session's 25 KB each time showed.
 const estimates = new WeakMap<object, number>();
 
 function estimateOf(value: object): number {
@@ -42,6 +42,26 @@ function estimateOf(value: object): number {
     estimates.set(value, n);
   }
   return n;
+}
+
+const specBytes = new WeakMap<object, number>();
+
+/**
+ * The tool list's estimate, the same number as estimateOf(tools): its JSON is the specs' JSON between
+ * brackets and commas. Each spec's size is kept, and the built-in specs are shared by every session
+ * (session-tools.ts), so a new session's first status does not serialize its 25 KB of tools again.
+ */
+function estimateTools(tools: readonly ToolSpec[]): number {
+  let bytes = 2 + Math.max(0, tools.length - 1);
+  for (const t of tools) {
+    let b = specBytes.get(t);
+    if (b === undefined) {
+      b = Buffer.byteLength(JSON.stringify(t));
+      specBytes.set(t, b);
+    }
+    bytes += b;
+  }
+  return Math.ceil(bytes / 3);
 }
 
 export function estimateMessages(messages: readonly ChatMessage[]): number {
@@ -56,7 +76,7 @@ export function estimateMessages(messages: readonly ChatMessage[]): number {
  */
 export function contextEstimate(history: readonly ChatMessage[], tools: readonly ToolSpec[], anchor: ContextAnchor | undefined): number {
   if (anchor && anchor.messages > 0 && anchor.messages <= history.length) return anchor.promptTokens + estimateMessages(history.slice(anchor.messages));
-  return estimateOf(tools) + estimateMessages(history);
+  return estimateTools(tools) + estimateMessages(history);
 }
 
 /** Room left for the model's answer: a request above window − reserve would not fit. */

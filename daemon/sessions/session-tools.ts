@@ -49,6 +49,20 @@ export interface SessionToolsHost {
   hooks?: ToolHooks;
 }
 
+/**
+ * One spec per tool, shared by every session that has the tool (the built-ins are module constants):
+ * frozen, since a request is built from it; the context estimate keeps each spec's size.
+ */
+const specs = new WeakMap<Tool, ToolSpec>();
+function specOf(t: Tool): ToolSpec {
+  let spec = specs.get(t);
+  if (!spec) {
+    spec = Object.freeze({ type: "function", function: Object.freeze({ name: t.name, description: t.description, parameters: t.parameters }) });
+    specs.set(t, spec);
+  }
+  return spec;
+}
+
 export class SessionTools {
   /** What the model last read of each file, for the stale check; the session's, in memory only. */
   readonly snapshots = new FileSnapshots();
@@ -68,7 +82,7 @@ export class SessionTools {
   setExtra(extra: Tool[]): void {
     const list = [...builtinTools(), ...extra];
     this.tools = new Map(list.map((t) => [t.name, t]));
-    this.specs = list.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    this.specs = list.map(specOf);
   }
 
   toolSpecs(): ToolSpec[] {

@@ -26,6 +26,8 @@ const now = (): number => performance.timeOrigin + performance.now();
 const model = await ScriptedModel.start();
 model.respond = (req) => {
   const said = JSON.stringify(req.body.messages?.at(-1)?.content ?? "");
+  // "warm k": the same stream, not recorded (BENCH_WARM_ROUNDS in streaming.ts).
+  if (/warm \d+/.test(said)) return { content: Array.from({ length: chunks }, (_, i) => `c${i} `), chunkDelayMs: delayMs, steadyPace: true };
   const k = Number(/talk (\d+)/.exec(said)?.[1] ?? Number.NaN);
   if (!Number.isInteger(k)) return { content: ["ok"] };
   askedAt[k] = now();

@@ -161,8 +161,13 @@ async function streamingRun(
   const model = await startModel(windowsN * perWindow, chunks, delayMs);
   const env: Record<string, string> = { REASONIX_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: TEST_API_KEY };
   // BENCH_CPU_PROF=<dir>: the daemon is started here under --cpu-prof and writes its profile there on exit.
-  if (process.env.BENCH_CPU_PROF) {
-    spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, BIN, "daemon", "run"], {
+  // BENCH_DAEMON_FLAGS="--flag …": the daemon is started here with those Node flags (to try one out).
+  const flags = [
+    ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    ...(process.env.BENCH_DAEMON_FLAGS?.split(" ").filter(Boolean) ?? []),
+  ];
+  if (flags.length > 0) {
+    spawn(process.execPath, [...flags, BIN, "daemon", "run"], {
       env: { ...process.env, ...env },
       stdio: "ignore",
       detached: true,
@@ -211,6 +216,15 @@ async function streamingRun(
 
     // A long-lived daemon has loaded the provider's SDK long before: one short turn does it here.
     await sessions[0]!.w.request("session/prompt", { sessionId: sessions[0]!.id, prompt: [{ type: "text", text: "warm up" }] });
+    // BENCH_WARM_ROUNDS=n: n unrecorded rounds of the same load first (the code's JIT compilation then falls outside the measurement).
+    for (let r = 0; r < Number(process.env.BENCH_WARM_ROUNDS ?? 0); r++) {
+      await Promise.all(sessions.map((s, k) => s.w.request("session/prompt", { sessionId: s.id, prompt: [{ type: "text", text: `warm ${k}` }] })));
+    }
+    for (const n of next.keys()) next.set(n, 0);
+    delivered = 0;
+    outOfOrder = 0;
+    firstChunks.length = 0;
+    for (const g of got) g.length = 0;
     await getText(socketPath, "/metrics"); // resets the daemon's lag histogram
     const noise = noiseWindow([pid, control.pid!, ...windows.map((w) => w.child.pid!)]);
     const cpu0 = processCpuMs(pid);
