@@ -8,7 +8,7 @@
  *
  * Packages loaded on first use (the openai SDK, the MCP SDK, the shell parser, the encoding
  * detector, prom-client) stay outside: bundled, their text would be read and parsed at every start.
- * classic-level is a native addon that finds its binary from its own folder.
+ * classic-level is a native addon: only the file that finds its binary stays outside.
  */
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
@@ -30,6 +30,19 @@ const ownMetaUrl = {
       const url = `__rx_url(${JSON.stringify(relative(DIST, args.path))})`;
       return { contents: text.replaceAll("import.meta.url", url), loader: "js", resolveDir: dirname(args.path) };
     });
+  },
+};
+
+/**
+ * classic-level's JavaScript is bundled; its binding.js stays outside: it finds the native addon
+ * from its own folder (node-gyp-build(__dirname)).
+ */
+const nativeBinding = {
+  name: "native-binding",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/binding(\.js)?$/ }, (args) =>
+      /[\\/]classic-level[\\/]/.test(args.importer) ? { path: "classic-level/binding.js", external: true } : undefined,
+    );
   },
 };
 
@@ -60,16 +73,7 @@ await Promise.all([
     // import() becomes require(): bin/code-cache.js runs this file through vm.Script, where an
     // import() in code that came from the code cache fails once the GC has run (Node 20).
     supported: { "dynamic-import": false },
-    external: [
-      "classic-level",
-      "openai",
-      "@modelcontextprotocol/sdk",
-      "web-tree-sitter",
-      "tree-sitter-bash",
-      "prom-client",
-      "chardet",
-      "iconv-lite",
-      "turndown",
-    ],
+    plugins: [ownMetaUrl, nativeBinding],
+    external: ["openai", "@modelcontextprotocol/sdk", "web-tree-sitter", "tree-sitter-bash", "prom-client", "chardet", "iconv-lite", "turndown"],
   }),
 ]);
