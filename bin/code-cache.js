@@ -5,7 +5,7 @@
 // then compiles as usual and a new cache is written. Where the install folder is not writable
 // (a system-wide install), there is no cache and nothing else changes.
 "use strict";
-const { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } = require("node:fs");
+const { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } = require("node:fs");
 const { createRequire, wrap } = require("node:module");
 const { dirname } = require("node:path");
 const { Script } = require("node:vm");
@@ -39,9 +39,14 @@ function readWrapped(file) {
  */
 function loadCached(file) {
   const cacheFile = `${file}.cache`;
+  // V8 compares a cache with its source by length only: the cache also names the very file it was
+  // made from (inode, size, time), so a bundle replaced in place never runs another's code.
+  const { ino, size, mtimeMs } = statSync(file);
+  const stamp = Buffer.from(`reasonix-code-cache ${ino} ${size} ${mtimeMs}\n`);
   let cachedData;
   try {
-    cachedData = readFileSync(cacheFile);
+    const saved = readFileSync(cacheFile);
+    cachedData = saved.subarray(0, stamp.length).equals(stamp) ? saved.subarray(stamp.length) : Buffer.alloc(0);
   } catch {
     // none yet
   }
@@ -54,13 +59,19 @@ function loadCached(file) {
   const cache = cachedData === undefined ? "none" : script.cachedDataRejected ? "rejected" : "used";
   return {
     exports: mod.exports,
-    /** "used", "rejected" (another node, other flags, other source) or "none" */
+    /** "used", "rejected" (another node, other flags, another file) or "none" */
     cache,
     saveCache() {
       if (cache === "used") return;
       const tmp = `${cacheFile}.${process.pid}.tmp`;
       try {
-        writeFileSync(tmp, script.createCachedData());
+        const fd = openSync(tmp, "w");
+        try {
+          writeSync(fd, stamp);
+          writeSync(fd, script.createCachedData());
+        } finally {
+          closeSync(fd);
+        }
         renameSync(tmp, cacheFile);
       } catch {
         // a read-only install: no cache, the start compiles as before

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,6 +46,18 @@ test("a bundle runs the same from source and from its code cache; a cache that d
   assert.equal((third.exports as unknown as { extra: number }).extra, 1);
   third.saveCache();
   assert.equal(loadCached(file).cache, "used");
+  // The same length, other code: V8 alone would take the old cache (it compares lengths) and run
+  // the old code; the cache names the file it was made from.
+  const sameLength = join(dir, "same.cjs");
+  writeFileSync(sameLength, "exports.v = 1;\n");
+  loadCached(sameLength).saveCache();
+  // Replaced as installs do: a new file put in its place.
+  writeFileSync(`${sameLength}.new`, "exports.v = 2;\n");
+  renameSync(`${sameLength}.new`, sameLength);
+  const replaced = loadCached(sameLength);
+  assert.equal(replaced.cache, "rejected");
+  assert.equal((replaced.exports as unknown as { v: number }).v, 2);
+
   // (A new text each time: V8 keeps what this process compiled, and would not look at the cache.)
   writeFileSync(file, `${MODULE}exports.extra = 2;\n`);
   writeFileSync(`${file}.cache`, "not a cache");
