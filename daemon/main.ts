@@ -180,9 +180,9 @@ interface Serving {
 
 /** The sessions' view of this daemon: its configuration as it is now, its model factory, its tools. */
 function sessionDeps(paths: Paths, env: NodeJS.ProcessEnv, store: Store, log: Logger, config: () => DaemonConfig, list: () => SessionManager): SessionDeps {
-  // Probed now, while nothing else runs; sessions wait for the answer before their first command.
+  // Probed once serving (serve()), before any window is likely to ask; a session's first command
+  // waits for the answer, and starts the probe itself if it comes first.
   const sandbox = sandboxProber(env.PATH);
-  void sandbox();
   return {
     store,
     log,
@@ -327,6 +327,9 @@ async function serve(
       if (!state.draining) log.error({ err }, "store integrity scan failed");
     },
   );
+  // Spawning the probe costs a fork of this process: it waits until the launcher has been told
+  // "ready" (that happens in this same turn of the event loop).
+  setImmediate(() => state.draining || void deps.sandbox());
   const idleTimer = watchIdle(state, initial.idleShutdownSeconds * 1000, env);
   serving = { paths, store, log, ownLog, listenFd, state, sessions, listeners, idleTimer, scan };
   log.info({ socket: paths.socketPath, build: state.build }, "daemon ready");

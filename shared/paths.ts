@@ -1,4 +1,5 @@
-import { createHash } from "node:crypto";
+import type * as Crypto from "node:crypto";
+import { createRequire } from "node:module";
 import { lstatSync, mkdirSync, statSync, type Stats } from "node:fs";
 import { userInfo } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -47,6 +48,8 @@ function currentUid(): number {
  * the first 16 hex digits of the SHA-256 of the absolute folder path, so two homes never share one.
  */
 export function shortSocketPath(home: string, env: NodeJS.ProcessEnv = process.env): string {
+  // node:crypto only for a home this long: the shim's start does without it.
+  const { createHash } = createRequire(import.meta.url)("node:crypto") as typeof Crypto;
   const hash = createHash("sha256").update(resolve(home)).digest("hex").slice(0, 16);
   const name = `${hash}.sock`;
   if (env.XDG_RUNTIME_DIR) {

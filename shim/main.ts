@@ -27,16 +27,17 @@ async function main(): Promise<void> {
       return;
     case "daemon": {
       const [sub, ...args] = rest;
+      // bin/reasonix.js runs the bundle of run-main.ts; this is the same entry, unbundled.
+      if (sub === "run") return (await import("../daemon/run-main.js")).daemonRun(args);
       const usage = "usage: reasonix daemon run|start [--listen 127.0.0.1:PORT] | stop | status | logs [-f]\n";
       const flags =
-        sub === "run" || sub === "start"
+        sub === "start"
           ? parseFlags(args, { listen: { type: "string" } }, usage).values
           : sub === "logs"
             ? parseFlags(args, { follow: { type: "boolean", short: "f" } }, usage).values
             : parseFlags(args, {}, usage).values;
       // `--listen HOST:PORT` opens the loopback TCP listener (token-guarded) beside the socket.
       if ("listen" in flags && typeof flags.listen === "string") process.env.REASONIX_LISTEN = flags.listen;
-      if (sub === "run") return (await import("../daemon/main.js")).runDaemon();
       return (await import("./daemon-ctl.js")).daemonCommand(sub, "follow" in flags && flags.follow === true);
     }
     case "setup":

@@ -9,11 +9,28 @@
  */
 import { isUtf8 } from "node:buffer";
 import { connect, type Socket } from "node:net";
-import { createHash, randomBytes, randomFillSync } from "node:crypto";
+import type * as Crypto from "node:crypto";
 import { EventEmitter } from "node:events";
+import { createRequire } from "node:module";
 import { MAX_LINE_BYTES } from "../shared/ndjson.js";
 
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+// node:crypto is a fifth of the shim's start when loaded up front; it is loaded while the daemon
+// answers the upgrade instead (for the Sec-WebSocket-Accept check, then the frames' masks).
+let cryptoModule: typeof Crypto | undefined;
+const load = createRequire(import.meta.url);
+const crypto = (): typeof Crypto => (cryptoModule ??= load("node:crypto") as typeof Crypto);
+
+/**
+ * The handshake's nonce, before node:crypto is there. It guards against caching intermediaries,
+ * of which a private Unix socket to our own daemon has none; the frames' masks use crypto.
+ */
+function handshakeKey(): string {
+  const bytes = Buffer.allocUnsafe(16);
+  for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256);
+  return bytes.toString("base64");
+}
 
 /** The largest message taken, whole or in fragments: the NDJSON line limit plus the daemon's slack (WS_MAX_PAYLOAD). */
 export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES + 1024;
@@ -111,7 +128,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
   /** Opens `path` on the socket and upgrades; rejects with the server's reason on refusal. */
   static open(socketPath: string, path: string, headers: Record<string, string>, timeoutMs: number): Promise<UnixWebSocket> {
     return new Promise((resolve, reject) => {
-      const key = randomBytes(16).toString("base64");
+      const key = handshakeKey();
       const socket = connect({ path: socketPath });
       const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`no WebSocket upgrade within ${timeoutMs} ms`), { code: "ETIMEDOUT" })), timeoutMs);
       let head = Buffer.alloc(0);
@@ -134,6 +151,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
           ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
         ];
         socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+        setImmediate(crypto);
       });
       const onData = (chunk: Buffer): void => {
         head = Buffer.concat([head, chunk]);
@@ -173,7 +191,8 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
           socket.once("end", finish);
           return;
         }
-        const expected = createHash("sha1")
+        const expected = crypto()
+          .createHash("sha1")
           .update(key + GUID)
           .digest("base64");
         if (header("sec-websocket-accept") !== expected) {
@@ -251,7 +270,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
     }
     // Clients must mask (RFC 6455 §5.3); the server rejects unmasked frames.
     const mask = frame.subarray(headLen, headLen + 4);
-    randomFillSync(mask);
+    crypto().randomFillSync(mask);
     for (let i = 0; i < len; i++) frame[headLen + 4 + i] = payload[i]! ^ mask[i & 3]!;
     return this.socket.write(frame);
   }

@@ -2,10 +2,10 @@
  * A fetched page as text for the model: HTML becomes Markdown through turndown (the most used
  * HTML-to-Markdown converter on npm, with its own DOM parser for Node) on a worker thread
  * (page-worker.ts), other text types pass through, anything else is refused. The charset comes from the Content-Type, or
- * for HTML from its <meta>, and is decoded with iconv-lite.
+ * for HTML from its <meta>, and is decoded with iconv-lite (loaded at the first page).
  */
 import { Worker } from "node:worker_threads";
-import iconv from "iconv-lite";
+import type Iconv from "iconv-lite";
 import type { PageWorkerReply } from "./page-worker.js";
 
 const HTML = /^(text\/html|application\/xhtml\+xml)$/;
@@ -39,7 +39,7 @@ export function htmlToMarkdown(html: string, base: string, signal: AbortSignal):
   });
 }
 
-function charsetOf(contentType: string, body: Buffer, html: boolean): string {
+function charsetOf(iconv: typeof Iconv, contentType: string, body: Buffer, html: boolean): string {
   const declared = /charset\s*=\s*"?([\w.:-]+)/i.exec(contentType)?.[1];
   const meta = html ? /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(body.subarray(0, 2048).toString("latin1"))?.[1] : undefined;
   const name = (declared ?? meta ?? "utf-8").toLowerCase();
@@ -52,7 +52,9 @@ export async function pageText(contentType: string, body: Buffer, url: string, s
   const mime = contentType.split(";")[0]!.trim().toLowerCase() || "text/html";
   const html = HTML.test(mime);
   if (!html && !TEXT.test(mime)) return { ok: false, reason: `the response is ${mime}, not a text page; web_fetch returns HTML and text only` };
-  const text = iconv.decode(body, charsetOf(contentType, body, html));
+  // Loaded on first fetch, not at every daemon start.
+  const iconv = (await import("iconv-lite")).default;
+  const text = iconv.decode(body, charsetOf(iconv, contentType, body, html));
   if (!html) return { ok: true, text, title: undefined, html };
   const { markdown, title } = await htmlToMarkdown(text, url, signal);
   return { ok: true, text: markdown, title, html };

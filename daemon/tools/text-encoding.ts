@@ -7,8 +7,16 @@
  * bytes wins. Latin-1, which maps every byte to itself, is the last resort, so a read followed by a
  * write never changes a byte the model did not touch.
  */
-import { analyse } from "chardet";
-import iconv from "iconv-lite";
+import { createRequire } from "node:module";
+import type * as Chardet from "chardet";
+import type Iconv from "iconv-lite";
+
+// Loaded on first use (a file that is not UTF-8 or Latin-1), synchronously: iconv-lite's tables
+// would otherwise be parsed at every daemon start and held for its life.
+const load = createRequire(import.meta.url);
+let iconvLite: typeof Iconv | undefined;
+const iconv = (): typeof Iconv => (iconvLite ??= load("iconv-lite") as typeof Iconv);
+const analyse = (bytes: Uint8Array): ReturnType<typeof Chardet.analyse> => (load("chardet") as typeof Chardet).analyse(bytes);
 
 /** "utf8", "latin1", or an iconv-lite encoding name (lower case), e.g. "gb18030", "utf-16le". */
 export type TextEncodingName = string;
@@ -39,19 +47,19 @@ function asBuffer(bytes: Uint8Array): Buffer {
 function decodeAs(bytes: Uint8Array, encoding: TextEncodingName): string {
   if (encoding === "utf8") return strictUtf8.decode(bytes);
   if (encoding === "latin1") return asBuffer(bytes).toString("latin1");
-  return iconv.decode(asBuffer(bytes), encoding, { stripBOM: false });
+  return iconv().decode(asBuffer(bytes), encoding, { stripBOM: false });
 }
 
 export function encodeText(text: string, encoding: TextEncodingName): Buffer {
   if (encoding === "utf8" || encoding === "latin1") return Buffer.from(text, encoding);
-  return iconv.encode(text, encoding, { addBOM: false });
+  return iconv().encode(text, encoding, { addBOM: false });
 }
 
 /** Whether `text` survives a trip through `encoding` (Latin-1 holds U+0000–U+00FF only, GBK no emoji …). */
 export function fitsEncoding(text: string, encoding: TextEncodingName): boolean {
   if (encoding === "utf8" || encoding.startsWith("utf-16")) return true;
   if (encoding === "latin1") return !/[^\u0000-\u00ff]/.test(text);
-  return iconv.decode(encodeText(text, encoding), encoding, { stripBOM: false }) === text;
+  return iconv().decode(encodeText(text, encoding), encoding, { stripBOM: false }) === text;
 }
 
 /** The name the model and the user are shown. */
@@ -70,7 +78,7 @@ export function decodeBytes(bytes: Uint8Array): { text: string; encoding: TextEn
   for (const candidate of analyse(bytes.subarray(0, DETECT_BYTES))) {
     const name = candidate.name.toLowerCase();
     if (candidate.confidence < MIN_CONFIDENCE || name === "iso-8859-1") break;
-    if (name.startsWith("utf-16") || name.startsWith("utf-32") || !iconv.encodingExists(name)) continue;
+    if (name.startsWith("utf-16") || name.startsWith("utf-32") || !iconv().encodingExists(name)) continue;
     const text = decodeAs(bytes, name);
     if (encodeText(text, name).equals(asBuffer(bytes))) return { text, encoding: name };
   }

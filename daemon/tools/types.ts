@@ -214,10 +214,15 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 }
 
 export function defineTool<A>(def: ToolDefinition<A>): Tool {
+  // Made when a session first lists its tools, not at every daemon start (about a fifth of the
+  // bundle's evaluation went to these conversions).
+  let parameters: Record<string, unknown> | undefined;
   return {
     name: def.name,
     description: def.description,
-    parameters: jsonSchemaOf(def.args),
+    get parameters() {
+      return (parameters ??= jsonSchemaOf(def.args));
+    },
     kind: def.kind,
     prepare(rawArgs, ctx) {
       const parsed = def.args.safeParse(rawArgs);

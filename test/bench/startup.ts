@@ -1,34 +1,57 @@
 /**
- * Startup benchmark: time from spawning `reasonix acp` to the `initialize` answer on its stdout,
- * with a warm daemon and with none (cold start), beside the floor of a bare `node` start.
+ * Startup benchmark: time from spawning `reasonix acp` to the `initialize` answer on its stdout and
+ * to the `session/new` answer, with a warm daemon and with none (cold start), beside the floor of a
+ * bare `node` start; and the daemon's resident memory once idle after a cold start. Every process
+ * runs without NODE_EXTRA_CA_CERTS (issue 25): with it, each node start parses a certificate bundle
+ * that hides our own cost.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN } from "../support/harness.js";
-import { stopDaemon } from "../support/harness.js";
+import { BIN, daemonPid, stopDaemon, TEST_API_KEY } from "../support/harness.js";
 import { summarize, type Row } from "./stats.js";
 
-const INIT = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
+const line = (id: number, method: string, params: unknown): string => `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
+const INIT = line(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
 
-/** Milliseconds from spawn to the first stdout line of the answer; the process is then closed. */
-function timeToInitialize(home: string): Promise<number> {
+const ENV: NodeJS.ProcessEnv = { ...process.env, DEEPSEEK_API_KEY: TEST_API_KEY };
+delete ENV.NODE_EXTRA_CA_CERTS;
+
+/** How long an idle daemon is left before its memory is read: start-up garbage has had time to go. */
+const IDLE_SETTLE_MS = 2000;
+
+/**
+ * Milliseconds from spawn to the answer of `initialize` and, with `cwd`, of the `session/new` sent
+ * right after it; the process is then closed.
+ */
+function timeToAnswers(home: string, cwd?: string): Promise<{ initialize: number; session?: number }> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [BIN, "acp"], {
-      env: { ...process.env, REASONIX_HOME: home },
-      stdio: ["pipe", "pipe", "ignore"],
-    });
+    const child = spawn(process.execPath, [BIN, "acp"], { env: { ...ENV, REASONIX_HOME: home }, stdio: ["pipe", "pipe", "ignore"] });
+    const times: { initialize: number; session?: number } = { initialize: NaN };
     let out = "";
+    const finish = (): void => {
+      child.stdin.end();
+      child.once("exit", () => resolve(times));
+    };
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (c: string) => {
       out += c;
-      if (out.includes("\n")) {
+      for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
+        const msg = JSON.parse(out.slice(0, nl)) as { id?: number; result?: { protocolVersion?: number; sessionId?: string } };
+        out = out.slice(nl + 1);
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        if (!out.includes('"protocolVersion":1')) reject(new Error(`unexpected answer: ${out}`));
-        child.stdin.end();
-        child.once("exit", () => resolve(ms));
+        if (msg.id === 1) {
+          if (msg.result?.protocolVersion !== 1) return reject(new Error(`unexpected answer: ${JSON.stringify(msg)}`));
+          times.initialize = ms;
+          if (cwd === undefined) return finish();
+          child.stdin.write(line(2, "session/new", { cwd, mcpServers: [] }));
+        } else if (msg.id === 2) {
+          if (!msg.result?.sessionId) return reject(new Error(`unexpected answer: ${JSON.stringify(msg)}`));
+          times.session = ms;
+          return finish();
+        }
       }
     });
     child.once("error", reject);
@@ -39,21 +62,26 @@ function timeToInitialize(home: string): Promise<number> {
 function timeBareNode(): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ["-e", "process.stdout.write('x\\n')"], { stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(process.execPath, ["-e", "process.stdout.write('x\\n')"], { env: ENV, stdio: ["ignore", "pipe", "ignore"] });
     child.stdout.once("data", () => resolve(Number(process.hrtime.bigint() - started) / 1e6));
     child.once("error", reject);
   });
 }
 
+function rssMiB(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
+}
+
 export async function startupBench(runs: { cold: number; warm: number }): Promise<Row[]> {
   const bare: number[] = [];
-  for (let i = 0; i < runs.warm; i++) bare.push(await timeBareNode());
-
   const cold: number[] = [];
+  const idleRss: number[] = [];
   for (let i = 0; i < runs.cold; i++) {
     const home = mkdtempSync(join(tmpdir(), "rx-b-"));
     try {
-      cold.push(await timeToInitialize(home));
+      cold.push((await timeToAnswers(home)).initialize);
+      await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+      idleRss.push(rssMiB(daemonPid(home)!));
     } finally {
       await stopDaemon(home);
       rmSync(home, { recursive: true, force: true });
@@ -61,17 +89,30 @@ export async function startupBench(runs: { cold: number; warm: number }): Promis
   }
 
   const warm: number[] = [];
+  const warmSession: number[] = [];
   const home = mkdtempSync(join(tmpdir(), "rx-b-"));
+  const workdir = mkdtempSync(join(tmpdir(), "rx-bw-"));
   try {
-    await timeToInitialize(home); // starts the daemon
-    for (let i = 0; i < runs.warm; i++) warm.push(await timeToInitialize(home));
+    await timeToAnswers(home); // starts the daemon
+    // The floor interleaved with the warm starts: the machine's load moves both alike.
+    for (let i = 0; i < runs.warm; i++) {
+      bare.push(await timeBareNode());
+      const t = await timeToAnswers(home, workdir);
+      warm.push(t.initialize);
+      warmSession.push(t.session!);
+    }
   } finally {
     await stopDaemon(home);
     rmSync(home, { recursive: true, force: true });
+    rmSync(workdir, { recursive: true, force: true });
   }
+  const floor = summarize("", bare, undefined).median;
+  const times = (k: number): number => Math.round(k * floor * 10) / 10;
   return [
     summarize("bare `node -e` start (floor)", bare, undefined),
-    summarize("reasonix acp → initialize, warm daemon", warm, 150),
-    summarize("reasonix acp → initialize, cold (no daemon)", cold, 1000),
+    summarize("reasonix acp → initialize, warm daemon (target 1.3× the floor)", warm, times(1.3)),
+    summarize("reasonix acp → session/new answered, warm daemon (target 1.4× the floor)", warmSession, times(1.4)),
+    summarize("reasonix acp → initialize, cold (no daemon; target 8× the floor)", cold, times(8)),
+    summarize(`idle daemon resident memory, ${IDLE_SETTLE_MS / 1000} s after a cold start's window closed`, idleRss, 70, "MiB"),
   ];
 }
