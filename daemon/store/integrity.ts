@@ -23,6 +23,9 @@ export interface ScanResult {
 /** The kinds the keyspace numbers without holes (the ledger, the conversation). */
 const NUMBERED = KINDS.filter((k) => k.scan !== undefined);
 
+/** Keys read at a time: a session with a ledger of 100,000 entries is not held as 100,000 strings. */
+const KEY_SLICE = 4096;
+
 /** The numbers at the end of one kind's keys of the ids after `after` up to `upTo` (undefined: the start, the end), by session. */
 async function numbersBySession(
   store: Store,
@@ -31,19 +34,23 @@ async function numbersBySession(
   upTo: string | undefined,
 ): Promise<{ map: Map<string, number[]>; count: number }> {
   const map = new Map<string, number[]>();
-  const found = await store.keysOf(kind.range(), {
-    ...(after === undefined ? {} : { from: pastPrefix(kind.range(after)) }),
-    ...(upTo === undefined ? {} : { before: pastPrefix(kind.range(upTo)) }),
-  });
-  for (const key of found) {
-    const id = kind.sessionOf(key);
-    const n = Number(kind.parse(key)?.at(-1));
-    if (!id || !Number.isInteger(n)) continue;
-    let list = map.get(id);
-    if (!list) map.set(id, (list = []));
-    list.push(n);
+  let count = 0;
+  let from = after === undefined ? kind.range() : pastPrefix(kind.range(after));
+  const before = upTo === undefined ? pastPrefix(kind.range()) : pastPrefix(kind.range(upTo));
+  for (;;) {
+    const found = await store.keysOf(kind.range(), { from, before, limit: KEY_SLICE });
+    for (const key of found) {
+      const id = kind.sessionOf(key);
+      const n = Number(kind.parse(key)?.at(-1));
+      if (!id || !Number.isInteger(n)) continue;
+      let list = map.get(id);
+      if (!list) map.set(id, (list = []));
+      list.push(n);
+    }
+    count += found.length;
+    if (found.length < KEY_SLICE) return { map, count };
+    from = `${found.at(-1)!}\u0000`;
   }
-  return { map, count: found.length };
 }
 
 /** The runs of numbers missing from `first..` up to the largest present (the list is sorted). */

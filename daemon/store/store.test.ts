@@ -71,8 +71,11 @@ test("the integrity scan read a page at a time finds the same: orphans before, b
     put(keys.session("d"), { id: "d", lastSeq: 4, historyLength: 2 }),
     ...[1, 3].map((n) => put(keys.event("d", n), { seq: n })),
     put(keys.history("d", 1), { role: "user" }),
-    put(keys.session("f"), { id: "f", lastSeq: 1, historyLength: 0 }),
-    put(keys.event("f", 1), { seq: 1 }),
+    // Longer than the scan's slice of keys (4,096), with a hole past it.
+    put(keys.session("f"), { id: "f", lastSeq: 5000, historyLength: 0 }),
+    ...Array.from({ length: 5000 }, (_, i) => i + 1)
+      .filter((n) => n !== 4097)
+      .map((n) => put(keys.event("f", n), { seq: n })),
     put(keys.event("g", 1), { seq: 1 }),
   ];
   const expected = [
@@ -80,6 +83,7 @@ test("the integrity scan read a page at a time finds the same: orphans before, b
     ["c", "the session's record is missing; its ledger is still stored"],
     ["d", "ledger entries missing: 2, 4"],
     ["d", "conversation messages missing: 0"],
+    ["f", "ledger entries missing: 4097"],
     ["g", "the session's record is missing; its ledger is still stored"],
   ];
   for (const page of [1, 2, 3, 256]) {
