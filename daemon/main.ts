@@ -14,7 +14,6 @@ import { liveConfig } from "./config/live.js";
 import { closeLogger, createLogger, setRotation, type Logger } from "./log/log.js";
 import { recordCrashes } from "./log/crash.js";
 import { Store, StoreDamagedError } from "./store/store.js";
-import { scanStore } from "./store/integrity.js";
 import {
   AlreadyRunningError,
   asStartupError,
@@ -27,6 +26,7 @@ import {
   tellLauncher,
 } from "./startup.js";
 import { SessionManager, type SessionDeps } from "./sessions/index.js";
+import { afterFirstRequests, type Background } from "./background.js";
 import { modelFactory } from "./provider/factory.js";
 import { SearchThreads } from "./tools/builtin/search-thread.js";
 import { sandboxProber } from "./tools/sandbox-probe.js";
@@ -175,7 +175,7 @@ interface Serving {
   sessions: SessionManager;
   listeners: Listeners;
   idleTimer: NodeJS.Timeout;
-  scan: Promise<void>;
+  background: Background;
 }
 
 /** The sessions' view of this daemon: its configuration as it is now, its model factory, its tools. */
@@ -242,8 +242,8 @@ async function stopServing(d: Serving, reason: string): Promise<string> {
   clearInterval(d.idleTimer);
   try {
     await unlisten(d.listeners, paths);
+    await d.background.stop();
     await stopSessions(d.sessions, log);
-    await d.scan;
     await d.store.close();
   } catch (err) {
     log.error({ err }, "error while stopping");
@@ -320,18 +320,12 @@ async function serve(
     logFile: paths.logFile,
     startedAt: new Date(state.startedAt).toISOString(),
   });
-  // Damage LevelDB dropped in silence shows as holes in the ledgers; looked for once serving.
-  const scan = scanStore(store).then(
-    (found) => log.info(found, "store integrity scan done"),
-    (err: unknown) => {
-      if (!state.draining) log.error({ err }, "store integrity scan failed");
-    },
-  );
+  const background = afterFirstRequests(state, sessions, store);
   // Spawning the probe costs a fork of this process: it waits until the launcher has been told
   // "ready" (that happens in this same turn of the event loop).
   setImmediate(() => state.draining || void deps.sandbox());
   const idleTimer = watchIdle(state, initial.idleShutdownSeconds * 1000, env);
-  serving = { paths, store, log, ownLog, listenFd, state, sessions, listeners, idleTimer, scan };
+  serving = { paths, store, log, ownLog, listenFd, state, sessions, listeners, idleTimer, background };
   log.info({ socket: paths.socketPath, build: state.build }, "daemon ready");
 
   return {

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { testSessions, TestWindow, type TestSessions } from "../../test/support/sessions.js";
+import { keys } from "../store/store.js";
+import type { LedgerEntry, SessionRecord } from "./types.js";
 
 const text = (t: string) => [{ type: "text" as const, text: t }];
 
@@ -137,4 +139,40 @@ test("a window that drops: an unprompted session leaves memory; a prompted one s
   s.manager.cancel("no-such-session");
   s.manager.cancel(used.id);
   assert.equal((await s.manager.get(empty.id)).record.title, undefined, "the unloaded one still loads by id");
+});
+
+test("turns a dead daemon left running: nothing at start reads the records; the paced pass marks each once, a load before it marks its own", async (t) => {
+  const s = await testSessions();
+  t.after(() => s.close());
+  const cwd = join(s.dir, "work");
+  mkdirSync(cwd);
+  const a = new TestWindow("a");
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const session = await s.manager.create({ cwd, additionalDirectories: [], model: s.config.defaultModel, env: a.env });
+    await session.open(a, { mcpServers: [], created: true });
+    await session.prompt(text(`question ${i}`), a);
+    await s.manager.close(session.id, a);
+    ids.push(session.id);
+  }
+  // What a daemon killed mid-turn leaves: records of sessions 1 and 3 still say running.
+  for (const id of [ids[1]!, ids[3]!]) {
+    const record = await s.store.get<SessionRecord>(keys.session(id));
+    await s.store.batch([{ type: "put", key: keys.session(id), value: { ...record, status: "running" } }], true);
+  }
+  await s.manager.recover();
+  assert.equal((await s.store.get<SessionRecord>(keys.session(ids[1]!)))?.status, "running", "start-up leaves them to the pass after it");
+
+  const first = await s.manager.get(ids[3]!); // a window came first
+  assert.equal(first.record.status, "interrupted");
+  let pauses = 0;
+  const marked = await s.manager.recoverInterrupted(async () => ++pauses > 0, 2);
+  assert.equal(marked, 1, "the pass marks only the session nobody loaded");
+  assert.equal(pauses, 2, "a pause after each full page of two");
+  for (const [i, id] of ids.entries()) {
+    const ledger = await s.store.range<LedgerEntry>(keys.eventPrefix(id));
+    assert.equal(ledger.filter((e) => e.value.type === "interrupted").length, i === 1 || i === 3 ? 1 : 0, `session ${i}`);
+    assert.notEqual((await s.store.get<SessionRecord>(keys.session(id)))?.status, "running");
+  }
+  assert.equal(await s.manager.recoverInterrupted(async () => true), 0, "a second pass finds nothing");
 });

@@ -6,16 +6,16 @@ import { randomUUID } from "node:crypto";
 import { RpcError } from "../../shared/jsonrpc.js";
 import type { Logger } from "../log/log.js";
 import { keys, StoreDamagedError, type Store } from "../store/store.js";
-import { finishRemovals, removeSession } from "../store/removal.js";
+import { removeSession } from "../store/removal.js";
 import { Session } from "./session.js";
 import type { SessionDeps } from "./deps.js";
-import { Inbox, inboxKeys } from "../inbox/inbox.js";
+import { Inbox } from "../inbox/inbox.js";
 import { newSessionRecord, type ClientPort, type SessionRecord } from "./types.js";
 import { storedConversation } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
-import { ensureListIndex, listPrefix, storedIndexKeys, type ListEntry } from "../records/list-index.js";
+import { listPrefix, storedIndexKeys, type ListEntry } from "../records/list-index.js";
 import { buildSystemPrompt } from "../agent/instructions.js";
-import { endOrphanedJobs } from "../records/job-records.js";
+import { recoverAtStart, recoverInterrupted, type RecoveryHost } from "./recovery.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
 import { pruneSessions, RetentionSweeper, type PruneFilter, type PruneHost, type PruneResult } from "./retention.js";
 import { DETACHED_CANCEL_NOTICE } from "../agent/window-hold.js";
@@ -79,41 +79,18 @@ export class SessionManager {
     });
   }
 
-  /** Turns persisted as running belonged to a daemon that died: mark them interrupted, visibly. */
-  async recover(): Promise<void> {
-    // Damage found here is recorded (the store notes it) and named again when a session that has
-    // it loads; it must not keep every other session from being served.
-    const tolerate = async (what: string, step: () => Promise<void>): Promise<void> => {
-      try {
-        await step();
-      } catch (err) {
-        if (!(err instanceof StoreDamagedError)) throw err;
-        this.log.error({ err }, `recovery: ${what} skipped over damage`);
-      }
-    };
-    // Deletes a daemon that died left half done: what is left of those sessions goes first.
-    await tolerate("unfinished deletes", async () => void (await finishRemovals(this.store)));
-    await tolerate("the session list index", () => ensureListIndex(this.store));
-    // Background jobs of a daemon that died: nobody can read or stop them any more.
-    await tolerate("background jobs", async () => void (await endOrphanedJobs(this.store, this.log)));
-    // Inboxes first: whatever was admitted when the old daemon died becomes uncertain, never re-run.
-    await tolerate("inboxes", async () => {
-      for (const { key } of await this.store.range(inboxKeys.headPrefix)) {
-        await tolerate(`inbox ${key}`, async () => (await Inbox.open(this.store, key.slice(inboxKeys.headPrefix.length))).recover());
-      }
-    });
-    await tolerate("interrupted turns", async () => {
-      for (const { value: record } of await this.store.range<SessionRecord>(keys.sessionPrefix)) {
-        if (record.status !== "running") continue;
-        // Loading marks the turn interrupted; the session goes live again when a window attaches.
-        await tolerate(`session ${record.id}`, async () => {
-          await this.get(record.id).catch((err: unknown) => {
-            throw err instanceof RpcError ? new StoreDamagedError(this.store.dir, err.message) : err;
-          });
-          this.live.delete(record.id);
-        });
-      }
-    });
+  /** What a daemon that died left, put right before serving (recovery.ts); nothing that reads every session. */
+  recover(): Promise<void> {
+    return recoverAtStart(this.recoveryHost());
+  }
+
+  /** Turns stored as running, marked interrupted: every record is read, so only once serving, paced by `between`. */
+  recoverInterrupted(between: () => Promise<boolean>, page?: number): Promise<number> {
+    return recoverInterrupted(this.recoveryHost(), between, page);
+  }
+
+  private recoveryHost(): RecoveryHost {
+    return { store: this.store, log: this.log, get: (id) => this.get(id), inMemory: (id) => this.live.has(id) || this.loading.has(id) };
   }
 
   liveSessions(): Session[] {

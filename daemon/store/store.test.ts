@@ -59,6 +59,54 @@ test("the integrity scan finds ledger holes, a record promising more than is sto
   assert.deepEqual(store.damageOf("a"), []);
 });
 
+test("the integrity scan read a page at a time finds the same: orphans before, between and after the pages' records, holes in any page", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const put = (key: string, value: unknown) => ({ type: "put" as const, key, value });
+  const ops = [
+    put(keys.event("a", 1), { seq: 1 }),
+    put(keys.session("b"), { id: "b", lastSeq: 2, historyLength: 0 }),
+    ...[1, 2].map((n) => put(keys.event("b", n), { seq: n })),
+    put(keys.history("c", 0), { role: "user" }),
+    put(keys.session("d"), { id: "d", lastSeq: 4, historyLength: 2 }),
+    ...[1, 3].map((n) => put(keys.event("d", n), { seq: n })),
+    put(keys.history("d", 1), { role: "user" }),
+    // Longer than the scan's slice of keys (4,096), with a hole past it.
+    put(keys.session("f"), { id: "f", lastSeq: 5000, historyLength: 0 }),
+    ...Array.from({ length: 5000 }, (_, i) => i + 1)
+      .filter((n) => n !== 4097)
+      .map((n) => put(keys.event("f", n), { seq: n })),
+    put(keys.event("g", 1), { seq: 1 }),
+  ];
+  const expected = [
+    ["a", "the session's record is missing; its ledger is still stored"],
+    ["c", "the session's record is missing; its ledger is still stored"],
+    ["d", "ledger entries missing: 2, 4"],
+    ["d", "conversation messages missing: 0"],
+    ["f", "ledger entries missing: 4097"],
+    ["g", "the session's record is missing; its ledger is still stored"],
+  ];
+  for (const page of [1, 2, 3, 256]) {
+    const store = await Store.open(join(dir, `db-${page}`));
+    await store.batch(ops, true);
+    let pauses = 0;
+    const found = await scanStore(store, { page, between: async () => ++pauses > 0 });
+    await store.close();
+    assert.equal(found.sessions, 3, `page of ${page}`);
+    assert.equal(pauses, Math.floor(3 / page), `page of ${page}: a pause between pages`);
+    const damage = store.health().damage.map((d) => [d.sessionId, d.detail]);
+    assert.deepEqual(
+      damage.sort((x, y) => String(x).localeCompare(String(y))),
+      [...expected].sort((x, y) => String(x).localeCompare(String(y))),
+      `page of ${page}`,
+    );
+  }
+  const store = await Store.open(join(dir, "db-1"));
+  const stopped = await scanStore(store, { page: 1, between: async () => false });
+  await store.close();
+  assert.equal(stopped.sessions, 1, "a pause that says stop ends the scan after its page");
+});
+
 test("a value changed on disk is never handed on: get refuses it, range leaves it out, both record the damage", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

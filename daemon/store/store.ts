@@ -216,12 +216,13 @@ export class Store {
    * Values of every key starting with `prefix`, in key order. A value that fails its checksum is
    * left out and recorded as damage; callers that need every entry see the hole in the keys.
    */
-  async range<T>(prefix: string, opts: { from?: string; limit?: number; reverse?: boolean } = {}): Promise<Array<{ key: string; value: T }>> {
+  async range<T>(prefix: string, opts: { from?: string; before?: string; limit?: number; reverse?: boolean } = {}): Promise<Array<{ key: string; value: T }>> {
     return this.read(async () => {
       const out: Array<{ key: string; value: T }> = [];
+      const lt = opts.before ?? (prefix ? pastPrefix(prefix) : undefined);
       const it = this.db.iterator({
         gte: opts.from ?? prefix,
-        ...(prefix ? { lt: pastPrefix(prefix) } : {}),
+        ...(lt !== undefined ? { lt } : {}),
         limit: opts.limit ?? -1,
         reverse: opts.reverse ?? false,
       });
@@ -233,11 +234,16 @@ export class Store {
     });
   }
 
-  /** Keys only, for integrity scans and prefix deletes; every key of the store for "". */
-  async keysOf(prefix: string): Promise<string[]> {
+  /**
+   * Keys only, for integrity scans and prefix deletes; every key of the store for "". `from`,
+   * `before` and `limit` narrow the prefix's range to a slice, so a long range is read piece by piece.
+   */
+  async keysOf(prefix: string, slice: { from?: string; before?: string; limit?: number } = {}): Promise<string[]> {
     return this.read(async () => {
       const out: string[] = [];
-      for await (const key of this.db.keys(prefix ? { gte: prefix, lt: pastPrefix(prefix) } : {})) out.push(key);
+      const gte = slice.from ?? prefix;
+      const lt = slice.before ?? (prefix ? pastPrefix(prefix) : undefined);
+      for await (const key of this.db.keys({ ...(gte ? { gte } : {}), ...(lt !== undefined ? { lt } : {}), limit: slice.limit ?? -1 })) out.push(key);
       return out;
     });
   }

@@ -12,6 +12,7 @@ import { loopLagBench } from "./loop-lag.js";
 import { streamingBench } from "./streaming.js";
 import { scaleBench } from "./scale.js";
 import { sandboxBench } from "./sandbox.js";
+import { growthBench } from "./growth.js";
 import { table } from "./stats.js";
 
 if (process.argv.includes("--peers")) {
@@ -33,6 +34,7 @@ const streaming = await streamingBench({ runs: quick ? 3 : 10 });
 rows.push(...streaming.rows);
 const sandbox = await sandboxBench({ pairs: quick ? 20 : 100 });
 rows.push(...sandbox.rows);
+const growth = await growthBench({ quick });
 process.stdout.write(`Reasonix ACP benchmarks — node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"})\n\n`);
 process.stdout.write(`${table(rows)}\n`);
 process.stdout.write(`\nPrefix stability: ${prefix.detail}\n`);
@@ -41,3 +43,4 @@ process.stdout.write(`\nEvent-loop lag: ${lag.detail}\n`);
 process.stdout.write(`\nFifty sessions streaming: ${streaming.detail}\n`);
 process.stdout.write(`\nList and inbox: ${scale.detail}\n`);
 process.stdout.write(`\nCommand sandbox: ${sandbox.detail}\n`);
+process.stdout.write(`\nGrowth (issue 25):\n${growth.table}\n${growth.detail}\n`);

@@ -5,46 +5,16 @@
  * twenty sessions enqueuing at once. The 10,000 sessions are written into the store before the
  * daemon starts, through the store and list index the daemon itself uses.
  */
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolvePaths } from "../../shared/paths.js";
-import { reindexOps } from "../../daemon/records/list-index.js";
-import { newSessionRecord } from "../../daemon/sessions/types.js";
-import { keys, Store, type BatchOp } from "../../daemon/store/store.js";
 import { stopDaemon, TEST_API_KEY } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
+import { fillSessions } from "./generate.js";
 import { RawClient } from "./raw-client.js";
 import { summarize, type Row } from "./stats.js";
 
 const STORED = 10_000;
-
-async function fill(home: string, cwds: string[]): Promise<void> {
-  const store = await Store.open(resolvePaths({ ...process.env, REASONIX_HOME: home }).dbDir);
-  try {
-    const t0 = Date.parse("2026-01-01T00:00:00Z");
-    for (let i = 0; i < STORED; i += 500) {
-      const ops: BatchOp[] = [];
-      for (let j = i; j < Math.min(STORED, i + 500); j++) {
-        const at = new Date(t0 + j * 60_000).toISOString();
-        const record = newSessionRecord({
-          id: randomUUID(),
-          cwd: cwds[j % cwds.length]!,
-          additionalDirectories: [],
-          title: `stored session ${j}`,
-          createdAt: at,
-          model: "deepseek-v4-flash",
-        });
-        ops.push({ type: "put", key: keys.session(record.id), value: record }, ...reindexOps([], record).ops);
-      }
-      await store.batch(ops, false);
-    }
-    await store.batch([{ type: "put", key: "listindex!version", value: 1 }], true);
-  } finally {
-    await store.close();
-  }
-}
 
 export async function scaleBench(opts: { lists: number }): Promise<{ rows: Row[]; detail: string }> {
   const home = mkdtempSync(join(tmpdir(), "rx-b-"));
@@ -53,7 +23,7 @@ export async function scaleBench(opts: { lists: number }): Promise<{ rows: Row[]
   const env = { REASONIX_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: TEST_API_KEY };
   const cwds = Array.from({ length: 10 }, (_, i) => join(workdir, `project-${i}`));
   try {
-    await fill(home, cwds);
+    await fillSessions(home, STORED, cwds, 0);
     const w = new RawClient(env);
     await w.request("initialize", { protocolVersion: 1 });
     const all: number[] = [];

@@ -10,7 +10,7 @@ import { ScriptedModel } from "../support/scripted-model.js";
 import { RawClient } from "./raw-client.js";
 import { summarize, type Row } from "./stats.js";
 
-function rssMiB(pid: number): number {
+export function rssMiB(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
   return kb / 1024;
 }

@@ -19,7 +19,7 @@ import { pacing } from "./pacing.js";
 import { quantileOf as q, summarize, type Row } from "./stats.js";
 
 /** Probes `path` back to back (10 ms apart) until stopped; resolves with each latency in ms. */
-function prober(socketPath: string, path: string): { stop(): Promise<number[]> } {
+export function prober(socketPath: string, path: string): { stop(): Promise<number[]> } {
   const out: number[] = [];
   let running = true;
   const loop = (async () => {
