@@ -21,12 +21,23 @@ export interface PromptPlace {
   environment?: Record<string, string> | undefined;
 }
 
+/** Prompts built lately: sessions started in one place have the same one, kept once, not once each. */
+const recentPrompts: string[] = [];
+
+function shared(text: string): string {
+  const same = recentPrompts.find((t) => t === text);
+  if (same !== undefined) return same;
+  recentPrompts.unshift(text);
+  if (recentPrompts.length > 8) recentPrompts.pop();
+  return text;
+}
+
 export async function buildSystemPrompt(place: PromptPlace, configDir: string): Promise<BuiltPrompt> {
   const [gathered, instructions] = await Promise.all([
     gatherFacts(place.cwd, place.additionalDirectories, place.environment ?? {}),
     loadInstructions(place.cwd, configDir, place.additionalDirectories),
   ]);
-  return { text: systemPrompt(gathered.facts, instructions.files), files: instructions.files, notices: [...instructions.skipped, ...gathered.skipped] };
+  return { text: shared(systemPrompt(gathered.facts, instructions.files)), files: instructions.files, notices: [...instructions.skipped, ...gathered.skipped] };
 }
 
 /** What the user is told after a reload about the instructions the model now follows, and what was skipped. */
