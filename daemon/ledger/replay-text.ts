@@ -15,8 +15,20 @@ const KIND_AT = `${'{"type":"update","update":'}{"sessionUpdate":"`.length;
 /** What may follow U in a record of one update: its history position, then its number and time. */
 const AFTER_UPDATE = /^(?:,"historyAt":\d+)?(?:,"compactions":\d+)?,"seq":\d+,"at":"[^"\\]*"}$/;
 const CHUNK_KINDS = ['user_message_chunk"', 'agent_message_chunk"', 'agent_thought_chunk"'];
-/** A chunk's own message id, as its last member (appendLedger adds it last when it was missing). */
-const OWN_MESSAGE_ID = /,"messageId":"[^"\\]*"}$/;
+const ID_MEMBER = ',"messageId":"';
+
+/** The chunk `update` ends with its own message id (appendLedger adds it last when it was missing). */
+function endsWithOwnId(update: string): boolean {
+  const at = update.lastIndexOf(ID_MEMBER);
+  if (at < 0 || !update.endsWith('"}')) return false;
+  // The id's text must hold no quote or escape: then that member is the object's own, not one further in.
+  const end = update.length - 2;
+  for (let i = at + ID_MEMBER.length; i < end; i++) {
+    const c = update.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
 
 /** Where the object opening at `start` closes (the index after its "}"), strings skipped; -1 if it does not. */
 function objectEnd(json: string, start: number): number {
@@ -44,7 +56,7 @@ function storedUpdate(json: string): string | undefined {
   const end = objectEnd(json, UPDATE_START);
   if (end < 0 || !AFTER_UPDATE.test(json.slice(end))) return undefined;
   const update = json.slice(UPDATE_START, end);
-  if (CHUNK_KINDS.some((k) => json.startsWith(k, KIND_AT)) && !OWN_MESSAGE_ID.test(update)) return undefined;
+  if (CHUNK_KINDS.some((k) => json.startsWith(k, KIND_AT)) && !endsWithOwnId(update)) return undefined;
   return update;
 }
 

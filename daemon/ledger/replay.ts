@@ -2,7 +2,7 @@
  * session/load's replay: the whole ledger to one window, paced to what the window takes, with the
  * entries the store lost or cannot read named in a warning instead of passing in silence. It
  * streams: a page of records is read while the one before goes out (at most 256 records or about
- * 1 MiB each), updates leave in batches of about 64 KiB, one write each, and the replay waits while
+ * 256 KiB each), updates leave in batches of about 64 KiB, one write each, and the replay waits while
  * the window holds more than 1 MiB unread, so the daemon holds a few MiB of it however long the
  * session is.
  */
@@ -14,7 +14,7 @@ import { replayTexts } from "./replay-text.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
 const REPLAY_PAGE = 256;
-const REPLAY_PAGE_BYTES = 1024 * 1024;
+const REPLAY_PAGE_BYTES = 256 * 1024;
 /** Updates go to the window in batches of about this many characters: one write each (acp/connection.ts). */
 const REPLAY_BATCH_CHARS = 64 * 1024;
 

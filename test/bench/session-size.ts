@@ -1,8 +1,11 @@
 /**
- * Issue 25, "long sessions load fast and small": `session/load` of a session whose ledger holds
- * 100,000 records, written straight into the store (as the daemon writes them) before the daemon
- * starts, so the bench takes seconds. The daemon's resident memory is sampled while it replays:
- * the rise over what it held before the load, and what it holds a while after.
+ * Issue 25: long sessions load fast and small, idle sessions are cheap. `session/load` of a session
+ * of 100,000 updates, two ways: one answer of 100,000 streamed chunks (joined into few ledger
+ * records) and 100,000 ledger records written straight into the store (as the daemon writes them,
+ * one update each: the most records for the count) before the daemon starts, so the bench takes
+ * seconds. The daemon's resident memory is sampled while it replays: the rise over what it held
+ * before the load, and what it holds 2 s after. Then the daemon's resident memory with 1,000 idle
+ * sessions attached to one window, over one.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -220,8 +223,59 @@ export async function longLoadBench(opts: { loads: number; events?: number }): P
   }
 }
 
-if (process.argv[1]?.endsWith("long-load.js")) {
+/** Daemon RSS (KiB) added by `count` idle sessions made by one window, over the window with one. */
+export async function idleSessions(env: Record<string, string>, cwd: string, count: number): Promise<number> {
+  const w = new RawClient(env);
+  try {
+    await w.request("initialize", { protocolVersion: 1 });
+    await w.request("session/new", { cwd, mcpServers: [] });
+    const pid = await waitForDaemonPid(env.REASONIX_HOME!);
+    await new Promise((r) => setTimeout(r, 1500));
+    const before = statusKiB(pid, "VmRSS");
+    for (let i = 0; i < count; i++) await w.request("session/new", { cwd, mcpServers: [] });
+    await new Promise((r) => setTimeout(r, 3000));
+    return statusKiB(pid, "VmRSS") - before;
+  } finally {
+    await w.close();
+    await stopDaemon(env.REASONIX_HOME!);
+  }
+}
+
+export async function idleSessionsBench(opts: { runs: number; count?: number }): Promise<Row[]> {
+  const count = opts.count ?? 1000;
+  const home = mkdtempSync(join(tmpdir(), "rx-b-"));
+  const workdir = mkdtempSync(join(tmpdir(), "rx-bw-"));
+  const model = await ScriptedModel.start();
+  const env = { REASONIX_HOME: home, DEEPSEEK_BASE_URL: model.url, DEEPSEEK_API_KEY: TEST_API_KEY };
+  try {
+    const added: number[] = [];
+    for (let i = 0; i < opts.runs; i++) added.push(await idleSessions(env, workdir, count));
+    return [
+      summarize(
+        `daemon RSS added by ${count.toLocaleString("en-US")} attached idle sessions`,
+        added.map((k) => k / 1024),
+        40,
+        "MiB",
+      ),
+      summarize(
+        "  each attached idle session",
+        added.map((k) => k / count),
+        40,
+        "KiB",
+      ),
+    ];
+  } finally {
+    await stopDaemon(home);
+    await model.close();
+    rmSync(home, { recursive: true, force: true });
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith("session-size.js")) {
   const { table } = await import("./stats.js");
   const events = Number(process.argv[2] ?? 100_000);
-  process.stdout.write(`${table(await longLoadBench({ loads: Number(process.argv[3] ?? 3), events }))}\n`);
+  const runs = Number(process.argv[3] ?? 3);
+  const rows = process.argv[4] === "idle" ? await idleSessionsBench({ runs }) : await longLoadBench({ loads: runs, events });
+  process.stdout.write(`${table(rows)}\n`);
 }
