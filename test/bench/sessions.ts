@@ -79,6 +79,6 @@ export async function sessionsBench(opts: { loads: number }): Promise<Row[]> {
     rmSync(workdir, { recursive: true, force: true });
   }
   rows.push(...(await longLoadBench({ loads: Math.min(opts.loads, 5) })));
-  rows.push(...(await idleSessionsBench({ runs: opts.loads > 3 ? 3 : 1 })));
+  rows.push(...(await idleSessionsBench({ runs: opts.loads > 3 ? 2 : 1 })));
   return rows;
 }
