@@ -44,12 +44,14 @@ export class AcpConnection implements AcpWindow {
   private readonly peer: JsonRpcPeer;
 
   constructor(
-    send: (text: string, notification: boolean) => void,
+    private readonly send: (text: string, notification: boolean) => void,
     readonly services: AcpServices,
     readonly info: ConnectionInfo,
     readonly backlog: () => number = () => 0,
     /** Stops and restarts reading from the window (backpressure when it sends too much at once). */
     pressure?: (paused: boolean) => void,
+    /** Many notifications at once, in order, as one write (a replay's batch); else one `send` each. */
+    private readonly sendMany?: (texts: readonly string[]) => void,
   ) {
     this.log = services.log.child({ connId: this.connectionId });
     this.peer = new JsonRpcPeer(
@@ -86,6 +88,15 @@ export class AcpConnection implements AcpWindow {
 
   sendUpdate(sessionId: string, update: SessionUpdate): void {
     this.peer.notify("session/update", { sessionId, update });
+  }
+
+  /** The same notifications as `sendUpdate` would send, for updates already JSON: a replay's batch. */
+  sendEncodedUpdates(sessionId: string, updates: readonly string[]): void {
+    if (this.peer.closed || updates.length === 0) return;
+    const head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(sessionId)},"update":`;
+    const texts = updates.map((update) => `${head}${update}}}`);
+    if (this.sendMany) this.sendMany(texts);
+    else for (const text of texts) this.send(text, true);
   }
 
   notify(method: string, params: unknown): void {

@@ -24,6 +24,17 @@ export interface PromptPlace {
   environment?: Record<string, string> | undefined;
 }
 
+/** Prompts built lately: sessions started in one place have the same one, kept once, not once each. */
+const recentPrompts: string[] = [];
+
+function shared(text: string): string {
+  const same = recentPrompts.find((t) => t === text);
+  if (same !== undefined) return same;
+  recentPrompts.unshift(text);
+  if (recentPrompts.length > 8) recentPrompts.pop();
+  return text;
+}
+
 export async function buildSystemPrompt(place: PromptPlace, configDir: string): Promise<BuiltPrompt> {
   const [gathered, instructions, skills] = await Promise.all([
     gatherFacts(place.cwd, place.additionalDirectories, place.environment ?? {}),
@@ -31,7 +42,7 @@ export async function buildSystemPrompt(place: PromptPlace, configDir: string): 
     discoverSkills(place, configDir),
   ]);
   return {
-    text: systemPrompt(gathered.facts, instructions.files, skills.skills),
+    text: shared(systemPrompt(gathered.facts, instructions.files, skills.skills)),
     files: instructions.files,
     skills,
     notices: [...instructions.skipped, ...gathered.skipped, ...skills.notices],

@@ -37,6 +37,7 @@ function window(): ClientPort & { sent: SessionUpdate[] } {
     closed: false,
     env: {},
     sendUpdate: (_id, update) => sent.push(update),
+    sendEncodedUpdates: (_id, updates) => sent.push(...updates.map((u) => JSON.parse(u) as SessionUpdate)),
     notify: () => undefined,
     backlog: () => 0,
     request: () => Promise.reject(new Error("no requests here")),

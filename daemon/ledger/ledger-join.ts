@@ -53,19 +53,20 @@ export class ChunkJoiner {
 }
 
 /**
- * Every update a stored record stands for, in the order they were sent, each chunk with the
- * record's message id (`messageId`: the id a record written without one is replayed with).
+ * Every update a stored record stands for, in the order they were sent, as JSON text, each chunk
+ * with the record's message id (`messageId`: the id a record written without one is replayed
+ * with). The chunks after the first are made from their texts alone: the text `JSON.stringify`
+ * gives of `{sessionUpdate, content: {type: "text", text}, messageId}`, without the objects.
  */
-export function updatesOf(record: UpdateRecord, messageId?: string): SessionUpdate[] {
+export function encodedUpdatesOf(record: UpdateRecord, messageId?: string): string[] {
   const more = Array.isArray(record.more) ? record.more : [];
   const id = typeof messageIdOf(record.update) === "string" ? undefined : messageId;
-  const first = id === undefined ? record.update : ({ ...record.update, messageId: id } as SessionUpdate);
-  if (more.length === 0) return [first];
-  const kind = record.update.sessionUpdate as "agent_message_chunk" | "agent_thought_chunk";
+  const first = id === undefined ? record.update : { ...record.update, messageId: id };
+  const out = [JSON.stringify(first)];
+  if (more.length === 0) return out;
   const shared = messageIdOf(first);
-  const tagged = typeof shared === "string" ? { messageId: shared } : {};
-  return [
-    first,
-    ...more.filter((t) => typeof t === "string").map((text): SessionUpdate => ({ sessionUpdate: kind, content: { type: "text", text }, ...tagged })),
-  ];
+  const head = `{"sessionUpdate":${JSON.stringify(record.update.sessionUpdate)},"content":{"type":"text","text":`;
+  const tail = typeof shared === "string" ? `},"messageId":${JSON.stringify(shared)}}` : "}}";
+  for (const text of more) if (typeof text === "string") out.push(`${head}${JSON.stringify(text)}${tail}`);
+  return out;
 }

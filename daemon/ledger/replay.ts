@@ -1,56 +1,82 @@
 /**
  * session/load's replay: the whole ledger to one window, paced to what the window takes, with the
- * entries the store lost or cannot read named in a warning instead of passing in silence.
+ * entries the store lost or cannot read named in a warning instead of passing in silence. It
+ * streams: a page of records is read while the one before goes out (at most 256 records or about
+ * 256 KiB each), updates leave in batches of about 64 KiB, one write each, and the replay waits while
+ * the window holds more than 1 MiB unread, so the daemon holds a few MiB of it however long the
+ * session is.
  */
 import { keys, type Store } from "../store/store.js";
 import type { ClientPort } from "../windows/port.js";
-import type { LedgerEntry } from "./types.js";
 import { randomUUID } from "node:crypto";
-import { updatesOf } from "./ledger-join.js";
 import { LedgerMessageIds } from "./message-ids.js";
+import { replayTexts } from "./replay-text.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
-/** Ledger records read at once: at most 64 KiB of chunks each, so a page stays a few MiB however long the session. */
 const REPLAY_PAGE = 256;
+const REPLAY_PAGE_BYTES = 256 * 1024;
+/** Updates go to the window in batches of about this many characters: one write each (acp/connection.ts). */
+const REPLAY_BATCH_CHARS = 64 * 1024;
 
 const span = ([a, b]: [number, number]): string => (a === b ? `${a}` : `${a}–${b}`);
+
+export type LedgerPage = Array<{ key: string; json: string | undefined }>;
 
 /** The ledger as the replay reads it (`SessionState`): what is buffered flushed first, then pages from the store. */
 export interface LedgerSource {
   readonly id: string;
   readonly record: { readonly lastSeq: number };
   flush(): Promise<void>;
-  ledgerFrom(fromSeq: number, limit?: number): Promise<Array<{ key: string; value: LedgerEntry }>>;
+  /** Records from `fromSeq` on as their stored JSON text (`Store.rangeJson`; undefined: damaged). */
+  ledgerPage(fromSeq: number, limit: number, maxBytes: number): Promise<LedgerPage>;
 }
+
+/** A ledger key's record number (`event!<id>!<seq, 12 digits>`). */
+const seqOf = (key: string): number => Number(key.slice(-12));
 
 export async function replayLedger(state: LedgerSource, store: Store, port: ClientPort): Promise<void> {
   const id = state.id;
   let sent = 0;
   const missing: Array<[number, number]> = [];
   const ids = new LedgerMessageIds(id);
-  for (;;) {
+  let batch: string[] = [];
+  let chars = 0;
+  // A long history goes out at the pace the window takes it, not all into memory at once.
+  const send = async (): Promise<void> => {
+    if (batch.length > 0 && !port.closed) port.sendEncodedUpdates(id, batch);
+    batch = [];
+    chars = 0;
+    while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
+  };
+  const read = async (from: number): Promise<LedgerPage> => {
     await state.flush();
-    let entries = await state.ledgerFrom(sent + 1, REPLAY_PAGE);
-    // Damaged values are left out of a page: one of nothing else reads as empty, so read on without a limit.
-    if (entries.length === 0 && sent < state.record.lastSeq) entries = await state.ledgerFrom(sent + 1);
-    let progressed = false;
-    for (const { value } of entries) {
-      if (value.seq <= sent) continue;
-      if (value.seq > sent + 1) missing.push([sent + 1, value.seq - 1]);
-      sent = value.seq;
-      progressed = true;
-      const messageId = ids.next(value.seq, value.type === "update" ? value.update : undefined);
-      if (value.type !== "update") continue;
-      // A record holds up to 64 KiB of chunks: the pace is kept per update, not per record.
-      for (const update of updatesOf(value, messageId)) {
-        if (!port.closed) port.sendUpdate(id, update);
-        // A long history goes out at the pace the window takes it, not all into memory at once.
-        while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
+    return state.ledgerPage(from, REPLAY_PAGE, REPLAY_PAGE_BYTES);
+  };
+  let next = read(1);
+  for (;;) {
+    const page = await next;
+    const last = page.at(-1);
+    // The next page is read while this one goes out; past the end it reads what a turn wrote meanwhile.
+    next = read(last ? seqOf(last.key) + 1 : sent + 1);
+    for (const { key, json } of page) {
+      // A damaged value is left out: the hole it leaves is named below.
+      if (json === undefined) continue;
+      const seq = seqOf(key);
+      if (seq <= sent) continue;
+      if (seq > sent + 1) missing.push([sent + 1, seq - 1]);
+      sent = seq;
+      for (const update of replayTexts(seq, json, ids)) {
+        batch.push(update);
+        chars += update.length;
+        if (chars >= REPLAY_BATCH_CHARS) await send();
       }
     }
+    await send();
     // Caught up, or the store holds no more than this (a failed write memory has not reloaded from).
-    if (sent >= state.record.lastSeq || !progressed) break;
+    if (!last || sent >= state.record.lastSeq) break;
   }
+  // The page read ahead is not needed; its failure is not this replay's.
+  next.catch(() => undefined);
   if (missing.length > 0) store.noteDamage(keys.eventPrefix(id), `ledger entries missing: ${missing.map(span).join(", ")}`, id);
   const own = store.damageOf(id);
   // What LevelDB dropped while recovering names no session: any of them may have lost its latest entries.

@@ -14,6 +14,7 @@ import { MAX_LINE_BYTES } from "../../shared/ndjson.js";
 import { AcpConnection } from "../acp/connection.js";
 import { closeRefusedUpgrade } from "./tcp-auth.js";
 import { tickCork } from "./tick-cork.js";
+import { textFrames } from "./ws-frames.js";
 import type { DaemonState } from "./state.js";
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -59,15 +60,19 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
   app.get("/acp", { websocket: true, preValidation: checkHandshake }, (socket: WebSocket, req: FastifyRequest) => {
     const shimBuild = header(req, HEADER_BUILD);
     const pid = Number(header(req, HEADER_SHIM_PID));
-    const cork = tickCork(req.raw.socket);
+    const raw = req.raw.socket;
+    const cork = tickCork(raw);
+    // False once the window is gone or dropped for falling too far behind.
+    const writable = (): boolean => {
+      if (socket.readyState !== socket.OPEN) return false;
+      if (socket.bufferedAmount <= state.windowBacklogBytes) return true;
+      conn.log.warn({ buffered: socket.bufferedAmount }, "window fell too far behind; dropping its connection");
+      socket.terminate();
+      return false;
+    };
     const conn = new AcpConnection(
       (text, notification) => {
-        if (socket.readyState !== socket.OPEN) return;
-        if (socket.bufferedAmount > state.windowBacklogBytes) {
-          conn.log.warn({ buffered: socket.bufferedAmount }, "window fell too far behind; dropping its connection");
-          socket.terminate();
-          return;
-        }
+        if (!writable()) return;
         // Streamed notifications may wait for the next spaced flush; an answer or a question goes this turn.
         cork(!notification);
         socket.send(text);
@@ -81,6 +86,13 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
       },
       () => socket.bufferedAmount,
       (paused) => (paused ? socket.pause() : socket.resume()),
+      (texts) => {
+        if (!writable()) return;
+        cork(true);
+        // ws writes its own frames at once when no extension queues them: these go in order beside them.
+        if (socket.extensions === "") raw.write(textFrames(texts));
+        else for (const text of texts) socket.send(text);
+      },
     );
     state.connections++;
     if (header(req, HEADER_WIRE) === undefined) conn.log.info({ userAgent: header(req, "user-agent") }, "window attached (a plain ACP client)");

@@ -234,9 +234,9 @@ export class SessionState {
     }
   }
 
-  /** Ledger entries from `fromSeq` on, as stored; at most `limit` keys' worth. */
-  ledgerFrom(fromSeq: number, limit?: number): Promise<Array<{ key: string; value: LedgerEntry }>> {
-    return this.store.range<LedgerEntry>(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq), ...(limit ? { limit } : {}) });
+  /** Ledger records from `fromSeq` on, as their stored JSON text (session/load's replay reads them so). */
+  ledgerPage(fromSeq: number, limit: number, maxBytes: number): ReturnType<Store["rangeJson"]> {
+    return this.store.rangeJson(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq), limit, maxBytes });
   }
 
   /** Status `running` while a turn runs, `idle` after; both stamp `updatedAt` (the last activity). */

@@ -63,6 +63,21 @@ function specOf(t: Tool): ToolSpec {
   return spec;
 }
 
+interface ToolSet {
+  tools: ReadonlyMap<string, Tool>;
+  specs: ToolSpec[];
+}
+
+function toolSet(list: Tool[]): ToolSet {
+  return {
+    tools: new Map(list.map((t) => [t.name, t])),
+    specs: list.map(specOf),
+  };
+}
+
+/** Every session without MCP tools has the same list: one copy, not one per session (nothing changes it). */
+let builtinSet: ToolSet | undefined;
+
 export class SessionTools {
   /** What the model last read of each file, for the stale check; the session's, in memory only. */
   readonly snapshots = new FileSnapshots();
@@ -80,9 +95,9 @@ export class SessionTools {
 
   /** Built-ins first, then the MCP servers' tools; set before the first turn and on a reload only. */
   setExtra(extra: Tool[]): void {
-    const list = [...builtinTools(), ...extra];
-    this.tools = new Map(list.map((t) => [t.name, t]));
-    this.specs = list.map(specOf);
+    const set = extra.length === 0 ? (builtinSet ??= toolSet(builtinTools())) : toolSet([...builtinTools(), ...extra]);
+    this.tools = set.tools;
+    this.specs = set.specs;
   }
 
   toolSpecs(): ToolSpec[] {

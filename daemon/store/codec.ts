@@ -21,15 +21,31 @@ export function encodeValue(value: unknown): string {
 }
 
 export function decodeValue(text: string): unknown {
+  const json = verifiedJson(text);
+  if (json === DAMAGED) return DAMAGED;
   try {
-    // Stores written before checksums hold bare JSON; those values are read as they are.
-    if (!text.startsWith(MARK)) return JSON.parse(text);
-    const json = text.slice(1 + SUM_LENGTH);
-    if (sum(json) !== text.slice(1, 1 + SUM_LENGTH)) return DAMAGED;
     return JSON.parse(json);
   } catch {
     return DAMAGED;
   }
+}
+
+/**
+ * A stored value's JSON text once its sum matches, unparsed (what the text behind a sum holds is
+ * JSON.stringify's own output); DAMAGED when it does not. A value from before checksums is parsed
+ * once, to be sure it is JSON.
+ */
+export function verifiedJson(text: string): string | Damaged {
+  if (!text.startsWith(MARK)) {
+    try {
+      JSON.parse(text);
+      return text;
+    } catch {
+      return DAMAGED;
+    }
+  }
+  const json = text.slice(1 + SUM_LENGTH);
+  return sum(json) === text.slice(1, 1 + SUM_LENGTH) ? json : DAMAGED;
 }
 
 /** The value encoding handed to `level` (a level-transcoder codec). */

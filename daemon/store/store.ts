@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Level } from "level";
 import type { Logger } from "../log/log.js";
-import { checkedJson, DAMAGED, encodeValue } from "./codec.js";
+import { checkedJson, DAMAGED, encodeValue, verifiedJson } from "./codec.js";
 import { StoreDamagedError, StoreWriteError } from "./errors.js";
 import { StoreFolder } from "./folder.js";
 import { keyspace, sessionOfKey } from "./keyspace.js";
@@ -231,6 +231,34 @@ export class Store {
         else out.push({ key, value: value as T });
       }
       return out;
+    });
+  }
+
+  /**
+   * `range` for a long read (session/load's replay): up to `limit` values or a little over
+   * `maxBytes` of them, whichever comes first, read in one call instead of one per key, each as its
+   * JSON text once its checksum passes, unparsed. A value that fails is recorded as damage and comes
+   * back without its text (`json` undefined), so the caller still knows how far the page read.
+   */
+  async rangeJson(prefix: string, opts: { from?: string; limit: number; maxBytes: number }): Promise<Array<{ key: string; json: string | undefined }>> {
+    return this.read(async () => {
+      const it = this.db.iterator<string, string>({
+        gte: opts.from ?? prefix,
+        lt: pastPrefix(prefix),
+        limit: opts.limit,
+        valueEncoding: "utf8",
+        highWaterMarkBytes: opts.maxBytes,
+      });
+      try {
+        return (await it.nextv(opts.limit)).map(([key, text]) => {
+          const json = verifiedJson(text);
+          if (json !== DAMAGED) return { key, json };
+          this.noteDamage(key, "the stored value fails its checksum", sessionOfKey(key));
+          return { key, json: undefined };
+        });
+      } finally {
+        await it.close();
+      }
     });
   }
 

@@ -20,6 +20,11 @@ export interface ClientPort {
   /** The window's umask, as its shim sent it; undefined when the client did not say. */
   readonly umask?: number | undefined;
   sendUpdate(sessionId: string, update: SessionUpdate): void;
+  /**
+   * Updates already JSON text, each exactly what `sendUpdate` would send of it, in order and in as
+   * few writes as the window allows: session/load's replay, tens of thousands at a time.
+   */
+  sendEncodedUpdates(sessionId: string, updates: readonly string[]): void;
   /** A vendor notification (status updates, extension surfaces). */
   notify(method: string, params: unknown): void;
   /** Bytes sent to this window but not yet taken by it: replay waits when it grows. */

@@ -1,6 +1,7 @@
 /**
  * Durable-session benchmarks: replay of a 10,000-event session through session/load, and the
- * daemon's resident memory with 200 stored and 20 live sessions.
+ * daemon's resident memory with 200 stored and 20 live sessions; then session-size.ts: loads of
+ * 100,000 updates and 1,000 attached idle sessions.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +9,7 @@ import { join } from "node:path";
 import { daemonPid, stopDaemon, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
 import { RawClient } from "./raw-client.js";
+import { idleSessionsBench, longLoadBench } from "./session-size.js";
 import { summarize, type Row } from "./stats.js";
 
 export function rssMiB(pid: number): number {
@@ -76,5 +78,7 @@ export async function sessionsBench(opts: { loads: number }): Promise<Row[]> {
     rmSync(home, { recursive: true, force: true });
     rmSync(workdir, { recursive: true, force: true });
   }
+  rows.push(...(await longLoadBench({ loads: Math.min(opts.loads, 5) })));
+  rows.push(...(await idleSessionsBench({ runs: opts.loads > 3 ? 2 : 1 })));
   return rows;
 }

@@ -123,6 +123,10 @@ export class TestWindow implements ClientPort {
     this.updates.push(update);
   }
 
+  sendEncodedUpdates(_sessionId: string, updates: readonly string[]): void {
+    for (const update of updates) this.updates.push(JSON.parse(update) as SessionUpdate);
+  }
+
   notify(method: string, params: unknown): void {
     this.notifications.push({ method, params });
   }
