@@ -220,3 +220,15 @@ export function isDeclared(key: string): boolean {
 export function sessionOfKey(key: string): string | undefined {
   return kindOf(key)?.sessionOf(key);
 }
+
+/**
+ * The first key after every key that starts with `prefix`: its last character raised by one. Not
+ * `prefix + "\xff"`, which keys are compared to as UTF-8 bytes: one whose next character is U+00FF
+ * or above (an idempotency key in Chinese) sorts past it, and a prefix delete left it behind.
+ */
+export function pastPrefix(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  // Every prefix in use ends in "!"; a surrogate or U+FFFF would need more than one step.
+  if (!(last < 0xd800)) throw new Error(`no range for a prefix ending in U+${last.toString(16)}`);
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+}

@@ -20,12 +20,12 @@ import type { Logger } from "../log/log.js";
 import { checkedJson, DAMAGED, encodeValue, verifiedJson } from "./codec.js";
 import { StoreDamagedError, StoreWriteError } from "./errors.js";
 import { StoreFolder } from "./folder.js";
-import { keyspace, sessionOfKey } from "./keyspace.js";
+import { keyspace, pastPrefix, sessionOfKey } from "./keyspace.js";
 import { Recovery } from "./recovery.js";
 import { errorText } from "../../shared/error-text.js";
 
 export { StoreDamagedError, StoreWriteError } from "./errors.js";
-export { sessionOfKey } from "./keyspace.js";
+export { pastPrefix, sessionOfKey } from "./keyspace.js";
 
 export class StoreLockedError extends Error {
   override name = "StoreLockedError";
@@ -63,18 +63,6 @@ export const keys = {
   historyPrefix: (id: string) => history.range(id),
   sessionPrefix: session.range(),
 };
-
-/**
- * The first key after every key that starts with `prefix`: its last character raised by one. Not
- * `prefix + "\xff"`, which keys are compared to as UTF-8 bytes: one whose next character is U+00FF
- * or above (an idempotency key in Chinese) sorts past it, and a prefix delete left it behind.
- */
-export function pastPrefix(prefix: string): string {
-  const last = prefix.charCodeAt(prefix.length - 1);
-  // Every prefix in use ends in "!"; a surrogate or U+FFFF would need more than one step.
-  if (!(last < 0xd800)) throw new Error(`no range for a prefix ending in U+${last.toString(16)}`);
-  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
-}
 
 const MAX_DAMAGE_ENTRIES = 200;
 
