@@ -15,77 +15,80 @@ import { isDeclared, KINDS, keyspace, kindOf, sessionOfKey } from "../../daemon/
 import { Store } from "../../daemon/store/store.js";
 import { resolvePaths } from "../../shared/paths.js";
 import { agentEnv, stopDaemon } from "../support/harness.js";
-import { world, within } from "./fixture.js";
+import { processTest, world, within } from "./fixture.js";
 
-test("a session's whole life writes only keys of declared kinds, one of every kind a session owns; session/delete leaves no key naming it", async (t) => {
-  let daemon: Daemon | undefined;
-  const { agent, model, workdir } = await world(t, {
-    connector: "process",
-    prepare: async (home, model) => {
-      const env = agentEnv({ home, model });
-      daemon = await createDaemon({ paths: resolvePaths(env), env });
-      // Registered before the world's own teardown, which removes the home: the daemon closes first.
-      t.after(() => daemon?.close("test over"));
-    },
-  });
-  const store = daemon!.state.store;
-  writeFileSync(join(workdir, "a.txt"), "before\n");
-  await agent.initialize();
-  const { sessionId } = await agent.newSession(workdir);
+processTest(
+  "a session's whole life writes only keys of declared kinds, one of every kind a session owns; session/delete leaves no key naming it",
+  async (t) => {
+    let daemon: Daemon | undefined;
+    const { agent, model, workdir } = await world(t, {
+      connector: "process",
+      prepare: async (home, model) => {
+        const env = agentEnv({ home, model });
+        daemon = await createDaemon({ paths: resolvePaths(env), env });
+        // Registered before the world's own teardown, which removes the home: the daemon closes first.
+        t.after(() => daemon?.close("test over"));
+      },
+    });
+    const store = daemon!.state.store;
+    writeFileSync(join(workdir, "a.txt"), "before\n");
+    await agent.initialize();
+    const { sessionId } = await agent.newSession(workdir);
 
-  model.enqueue(
-    { toolCalls: [{ id: "w", name: "write_file", arguments: { path: "a.txt", content: "after\n" } }] },
-    { toolCalls: [{ id: "t", name: "task", arguments: { prompt: "Say hello." } }] },
-    { content: ["hello"] },
-    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "exec sleep 30", background: true } }] },
-    { content: ["written, asked, started"] },
-  );
-  assert.equal((await within(20_000, "the first turn", agent.prompt(sessionId, "write, ask, start"))).stopReason, "end_turn");
+    model.enqueue(
+      { toolCalls: [{ id: "w", name: "write_file", arguments: { path: "a.txt", content: "after\n" } }] },
+      { toolCalls: [{ id: "t", name: "task", arguments: { prompt: "Say hello." } }] },
+      { content: ["hello"] },
+      { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "exec sleep 30", background: true } }] },
+      { content: ["written, asked, started"] },
+    );
+    assert.equal((await within(20_000, "the first turn", agent.prompt(sessionId, "write, ask, start"))).stopReason, "end_turn");
 
-  model.enqueue(
-    { content: ["Looking ", "around."], toolCalls: [{ id: "ls", name: "list_directory", arguments: {} }], chunkDelayMs: 150 },
-    { content: ["steered"] },
-  );
-  const turn = agent.prompt(sessionId, "look around");
-  await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "Looking ");
-  const steered = await agent.rpc.request("_reasonix.io/session/steer", { sessionId, prompt: [{ type: "text", text: "this way" }] });
-  assert.equal(steered.disposition, "steer_accepted");
-  assert.equal((await within(20_000, "the steered turn", turn)).stopReason, "end_turn");
+    model.enqueue(
+      { content: ["Looking ", "around."], toolCalls: [{ id: "ls", name: "list_directory", arguments: {} }], chunkDelayMs: 150 },
+      { content: ["steered"] },
+    );
+    const turn = agent.prompt(sessionId, "look around");
+    await agent.waitForUpdate((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text === "Looking ");
+    const steered = await agent.rpc.request("_reasonix.io/session/steer", { sessionId, prompt: [{ type: "text", text: "this way" }] });
+    assert.equal(steered.disposition, "steer_accepted");
+    assert.equal((await within(20_000, "the steered turn", turn)).stopReason, "end_turn");
 
-  // A paused inbox keeps its item; the receipt's key starts past U+00FF, where ranges once ended.
-  await agent.rpc.request("_reasonix.io/session/inbox/setPaused", { sessionId, paused: true });
-  await agent.rpc.request("_reasonix.io/session/inbox/enqueue", { sessionId, text: "later", idempotencyKey: "键-1" });
-  const forked = await agent.rpc.request("session/fork", { sessionId, cwd: workdir, mcpServers: [] });
+    // A paused inbox keeps its item; the receipt's key starts past U+00FF, where ranges once ended.
+    await agent.rpc.request("_reasonix.io/session/inbox/setPaused", { sessionId, paused: true });
+    await agent.rpc.request("_reasonix.io/session/inbox/enqueue", { sessionId, text: "later", idempotencyKey: "键-1" });
+    const forked = await agent.rpc.request("session/fork", { sessionId, cwd: workdir, mcpServers: [] });
 
-  const during = await store.keysOf("");
-  assert.deepEqual(
-    during.filter((k) => !isDeclared(k)),
-    [],
-    "every key the daemon wrote is of a kind declared in store/keyspace.ts",
-  );
-  const owned = KINDS.filter((k) => k.session !== "none" && k !== keyspace.removal).map((k) => k.name);
-  const kindsOf = (keys: string[], id: string) => [...new Set(keys.filter((k) => sessionOfKey(k) === id).map((k) => kindOf(k)!.name))].sort();
-  assert.deepEqual(kindsOf(during, sessionId), owned.sort(), "the session has a key of every kind a session owns");
-  assert.ok(during.includes(keyspace.listVersion.key()));
+    const during = await store.keysOf("");
+    assert.deepEqual(
+      during.filter((k) => !isDeclared(k)),
+      [],
+      "every key the daemon wrote is of a kind declared in store/keyspace.ts",
+    );
+    const owned = KINDS.filter((k) => k.session !== "none" && k !== keyspace.removal).map((k) => k.name);
+    const kindsOf = (keys: string[], id: string) => [...new Set(keys.filter((k) => sessionOfKey(k) === id).map((k) => kindOf(k)!.name))].sort();
+    assert.deepEqual(kindsOf(during, sessionId), owned.sort(), "the session has a key of every kind a session owns");
+    assert.ok(during.includes(keyspace.listVersion.key()));
 
-  await agent.rpc.request("session/delete", { sessionId });
-  const after = await store.keysOf("");
-  assert.deepEqual(
-    after.filter((k) => k.includes(sessionId)),
-    [],
-    "nothing of the deleted session is left",
-  );
-  assert.deepEqual(
-    after.filter((k) => !isDeclared(k)),
-    [],
-  );
-  assert.deepEqual(kindsOf(after, forked.sessionId), ["event", "history", "list", "listByCwd", "session"], "the fork keeps its own");
-  const listed = await agent.rpc.request("session/list", { cwd: workdir });
-  assert.deepEqual(
-    listed.sessions.map((s: { sessionId: string }) => s.sessionId),
-    [forked.sessionId],
-  );
-});
+    await agent.rpc.request("session/delete", { sessionId });
+    const after = await store.keysOf("");
+    assert.deepEqual(
+      after.filter((k) => k.includes(sessionId)),
+      [],
+      "nothing of the deleted session is left",
+    );
+    assert.deepEqual(
+      after.filter((k) => !isDeclared(k)),
+      [],
+    );
+    assert.deepEqual(kindsOf(after, forked.sessionId), ["event", "history", "list", "listByCwd", "session"], "the fork keeps its own");
+    const listed = await agent.rpc.request("session/list", { cwd: workdir });
+    assert.deepEqual(
+      listed.sessions.map((s: { sessionId: string }) => s.sessionId),
+      [forked.sessionId],
+    );
+  },
+);
 
 test("a delete cut short by a daemon that died is finished by the next one before it serves: the session is unknown, nothing of it is left", async (t) => {
   const { agent, workdir, home, spawn } = await world(t);
