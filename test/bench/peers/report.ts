@@ -59,7 +59,8 @@ export function report(
   const lines = [
     `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ` +
       `${n.rounds} interleaved rounds. Other processes' CPU during the rounds: median ${q(ns, 0.5).toFixed(2)}, max ${(ns.at(-1) ?? 0).toFixed(2)} cores; ` +
-      `${n.redone} round(s) redone for noise above ${n.quietCores} cores, ${n.noisyKept} kept noisy after two redos.`,
+      `${n.redone} round(s) redone for noise above ${n.quietCores} cores, ${n.noisyKept} kept noisy after two redos. ` +
+      `Every process started without NODE_EXTRA_CA_CERTS.`,
     "",
     "```",
     table,
