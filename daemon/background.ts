@@ -38,7 +38,7 @@ export function afterFirstRequests(state: DaemonState, sessions: SessionManager,
       const marked = await sessions.recoverInterrupted(between);
       if (marked > 0) log.info({ marked }, "marked interrupted turns");
       if (!going()) return;
-      log.info(await scanStore(store, { between }), "store integrity scan done");
+      log.info(await scanStore(store, { between, beingMade: (id) => sessions.isBeingMade(id) }), "store integrity scan done");
     } catch (err) {
       if (going()) log.error({ err }, "store integrity scan failed");
     } finally {

@@ -46,6 +46,8 @@ const PAGE_SIZE = 50;
 export class SessionManager {
   private readonly live = new Map<string, Session>();
   private readonly loading = new Map<string, Promise<Session>>();
+  /** Forks whose record is not written yet (isBeingMade). */
+  private readonly making = new Set<string>();
   /** Sessions taken out of memory whose MCP servers are still ending. */
   private readonly stopping = new Set<Promise<void>>();
   /** When each unattached, idle session was first seen so; it leaves memory after the configured time. */
@@ -132,6 +134,7 @@ export class SessionManager {
     const committed = await this.store.get<SessionRecord>(keys.session(parentId));
     if (!committed) throw RpcError.sessionNotFound(parentId);
     const id = randomUUID();
+    this.making.add(id);
     const place = {
       cwd: input.cwd,
       additionalDirectories: input.additionalDirectories,
@@ -158,7 +161,18 @@ export class SessionManager {
       this.live.delete(id);
       await removeSession(this.store, id, await storedIndexKeys(this.store, id)).catch(() => undefined);
       throw err;
+    } finally {
+      this.making.delete(id);
     }
+  }
+
+  /**
+   * A fork writes its ledger and history before the record that counts them (a crash leaves no
+   * record naming missing entries); until that record is written the session is being made, not
+   * an orphan, for the integrity scan.
+   */
+  isBeingMade(id: string): boolean {
+    return this.making.has(id);
   }
 
   /** A live session, or one brought back from the store; unknown ids are -32002. */

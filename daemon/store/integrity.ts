@@ -80,6 +80,8 @@ export interface ScanPace {
   page?: number;
   /** Awaited between pages; false stops the scan where it is (the daemon is stopping). */
   between?: () => Promise<boolean>;
+  /** A session being made (a fork before its record is written): its keys are no damage yet. */
+  beingMade?: (sessionId: string) => boolean;
 }
 
 export async function scanStore(store: Store, pace: ScanPace = {}): Promise<ScanResult> {
@@ -89,7 +91,7 @@ export async function scanStore(store: Store, pace: ScanPace = {}): Promise<Scan
   const id = (key: string | undefined): string | undefined => (key === undefined ? undefined : key.slice(keyspace.session.range().length));
   for await (const page of pagesOf<Record<string, unknown>>(store, keyspace.session.range(), size)) {
     result.sessions += page.entries.length;
-    result.keys += await scanPage(store, page.entries, id(page.after), id(page.upTo));
+    result.keys += await scanPage(store, page.entries, id(page.after), id(page.upTo), pace.beingMade);
     if (page.upTo === undefined || (pace.between && !(await pace.between()))) break;
   }
   result.damaged = store.health().damage.length - before;
@@ -102,6 +104,7 @@ async function scanPage(
   records: Array<{ key: string; value: Record<string, unknown> }>,
   after: string | undefined,
   upTo: string | undefined,
+  beingMade: (sessionId: string) => boolean = () => false,
 ): Promise<number> {
   const recordIds = new Set(records.map((r) => keyspace.session.sessionOf(r.key)));
   const numbered = await Promise.all(NUMBERED.map(async (kind) => ({ kind, scan: kind.scan!, ...(await numbersBySession(store, kind, after, upTo)) })));
@@ -128,7 +131,7 @@ async function scanPage(
   const removing = new Set((await store.keysOf(keyspace.removal.range())).map((k) => keyspace.removal.sessionOf(k)));
   for (const f of findings) {
     const hasRecord = (await store.get(keyspace.session.key(f.id)).catch(() => undefined)) !== undefined;
-    if (removing.has(f.id) || hasRecord !== f.withRecord) continue;
+    if (removing.has(f.id) || hasRecord !== f.withRecord || beingMade(f.id)) continue;
     store.noteDamage(f.where, f.detail, f.id);
   }
   return records.length + numbered.reduce((sum, n) => sum + n.count, 0);

@@ -18,6 +18,21 @@ test("values carry a checksum: a changed byte decodes as DAMAGED; bare JSON from
   assert.equal(decodeValue("{not json"), DAMAGED);
 });
 
+test("a session being made (a fork whose record is not written yet) is no orphan to the scan; once given up, it is", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-store-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const store = await Store.open(join(dir, "db"));
+  t.after(() => store.close());
+  await store.batch([{ type: "put", key: keys.event("fork", 1), value: { seq: 1 } }], true);
+  assert.equal((await scanStore(store, { beingMade: (id) => id === "fork" })).damaged, 0);
+  assert.deepEqual(store.damageOf("fork"), []);
+  assert.equal((await scanStore(store, { beingMade: () => false })).damaged, 1);
+  assert.deepEqual(
+    store.damageOf("fork").map((d) => d.detail),
+    ["the session's record is missing; its ledger is still stored"],
+  );
+});
+
 test("holes: the runs missing from a numbered sequence", () => {
   assert.deepEqual(holes([1, 2, 3], 1), []);
   assert.deepEqual(holes([1, 4, 5, 9], 1), [
