@@ -151,18 +151,24 @@ test("a UserPromptSubmit hook that exits 2 refuses the prompt: stopReason refusa
 
 test("a hook that hangs is stopped at its bound, its process group killed, and the turn goes on with a notice naming it", async (t) => {
   const { agent, model, workdir, home } = await world(t);
-  writeFileSync(join(home.dir, "settings.json"), JSON.stringify(hooksOf("PreToolUse", "list_directory", "sleep 31.337 & sleep 30.1337", 1)));
+  writeFileSync(
+    join(home.dir, "settings.json"),
+    JSON.stringify(hooksOf("PreToolUse", "list_directory", `sleep 31.${process.pid} & sleep 30.${process.pid}`, 1)),
+  );
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   model.enqueue({ toolCalls: [{ name: "list_directory", arguments: {} }] }, { content: ["listed"] });
   assert.equal((await agent.prompt(sessionId, "list")).stopReason, "end_turn");
-  assert.match(agent.textOf(sessionId), /PreToolUse hook `sleep 31\.337[^`]*` \(.*settings\.json\) did not finish within 1 s and was stopped/);
+  assert.match(
+    agent.textOf(sessionId),
+    new RegExp(`PreToolUse hook \`sleep 31\\.${process.pid}[^\`]*\` \\(.*settings\\.json\\) did not finish within 1 s and was stopped`),
+  );
   const result = agent
     .updatesFor(sessionId)
     .filter((u) => u.sessionUpdate === "tool_call_update")
     .at(-1);
   assert.equal(result.status, "completed", "the call itself ran");
-  assert.deepEqual([...hostPids("sleep 31.337"), ...hostPids("sleep 30.1337")], [], "the whole group is gone");
+  assert.deepEqual([...hostPids(`sleep 31.${process.pid}`), ...hostPids(`sleep 30.${process.pid}`)], [], "the whole group is gone");
 });
 
 test("malformed settings files are named once with their path and left out; the others still count", async (t) => {

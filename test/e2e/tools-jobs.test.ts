@@ -5,6 +5,13 @@ import { isRunning } from "../../shared/process.js";
 import { hostPids, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { daemonStatus, world, within, test, processTest } from "./fixture.js";
 
+/**
+ * A sleep's command line no other run on the machine has: jobs are found machine-wide by it
+ * (hostPids), and two suites side by side once saw each other's `sleep 60.31`.
+ */
+let sleepers = 0;
+const uniqueSleep = (): string => `sleep 60.${process.pid}${++sleepers}`;
+
 const until = async (cond: () => boolean | Promise<boolean>, what: string): Promise<void> => {
   for (let i = 0; i < 500; i++) {
     if (await cond()) return;
@@ -88,14 +95,15 @@ test("a background command outlives every window; a later turn from a new window
   assert.match(w2.textOf(sessionId), /`job-1` (exited|ended by SIGTERM)/);
 
   // A job still running when the session is closed ends with it, its whole process group.
+  const sleeper = uniqueSleep();
   model.enqueue(
-    { toolCalls: [{ id: "again", name: "run_command", arguments: { command: "sleep 60.31 & wait", background: true } }] },
+    { toolCalls: [{ id: "again", name: "run_command", arguments: { command: `${sleeper} & wait`, background: true } }] },
     { content: ["sleeping"] },
   );
   await within(10_000, "the second job's turn", w2.prompt(sessionId, "sleep"));
-  await until(() => hostPids("sleep 60.31").length > 0, "the sleeper");
+  await until(() => hostPids(sleeper).length > 0, "the sleeper");
   assert.deepEqual((await w2.rpc.request("session/close", { sessionId })) ?? {}, {});
-  assert.deepEqual(hostPids("sleep 60.31"), [], "no process of the job remains after session close");
+  assert.deepEqual(hostPids(sleeper), [], "no process of the job remains after session close");
 });
 
 test("background jobs run in the daemon even when the editor offers terminals, and end when the daemon stops", async (t) => {
@@ -103,17 +111,18 @@ test("background jobs run in the daemon even when the editor offers terminals, a
   agent.onClientRequest = (method) => {
     throw new Error(`unexpected ${method}`);
   };
+  const sleeper = uniqueSleep();
   model.enqueue(
-    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "echo started > bg.pid; exec sleep 60.32", background: true } }] },
+    { toolCalls: [{ id: "bg", name: "run_command", arguments: { command: `echo started > bg.pid; exec ${sleeper}`, background: true } }] },
     { content: ["running"] },
   );
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
   assert.equal(agent.agentRequests.filter((r) => r.method.startsWith("terminal/")).length, 0, "no editor terminal for a background job");
-  await until(() => hostPids("sleep 60.32").length > 0, "the job");
+  await until(() => hostPids(sleeper).length > 0, "the job");
   await stopDaemon(home.dir);
-  assert.deepEqual(hostPids("sleep 60.32"), [], "the daemon's stop ended the job");
+  assert.deepEqual(hostPids(sleeper), [], "the daemon's stop ended the job");
 });
 
 // Process connector only: it kills the daemon's process.
@@ -148,15 +157,16 @@ processTest("a daemon killed with its jobs running: the next daemon ends them (t
 // Process connector only: it kills the daemon's process.
 processTest("a daemon killed with a sandboxed job running takes the job with it: nothing is left for anyone to end", async (t) => {
   const { agent, model, workdir, home } = await world(t, { connector: "process" });
-  model.enqueue({ toolCalls: [{ id: "bg", name: "run_command", arguments: { command: "sleep 60.33 & wait", background: true } }] }, { content: ["running"] });
+  const sleeper = uniqueSleep();
+  model.enqueue({ toolCalls: [{ id: "bg", name: "run_command", arguments: { command: `${sleeper} & wait`, background: true } }] }, { content: ["running"] });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await within(10_000, "the turn", agent.prompt(sessionId, "start it"));
   const status = (await daemonStatus(home.dir)).sandbox;
   if (!status.available) return t.skip(`no sandbox here: ${status.reason}`);
-  await until(() => hostPids("sleep 60.33").length > 0, "the job");
+  await until(() => hostPids(sleeper).length > 0, "the job");
   const old = await waitForDaemonPid(home.dir);
   process.kill(old, "SIGKILL");
   await waitForPidExit(old, 5000);
-  await until(() => hostPids("sleep 60.33").length === 0, "the job to end with its daemon");
+  await until(() => hostPids(sleeper).length === 0, "the job to end with its daemon");
 });
