@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AcpWireChecker } from "./acp-schema.js";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { AcpWireChecker, acpAjv, type AcpSchema, defRef, defaultSchemaPath, methodDefs, schemaDigest } from "./acp-schema.js";
 
 const j = (msg: unknown) => JSON.stringify(msg);
 
@@ -247,4 +249,33 @@ test("a request without a method still expects an (error) answer", () => {
   c.fromClient(j({ jsonrpc: "2.0", id: 12 }));
   c.fromAgent(j({ jsonrpc: "2.0", id: 12, error: { code: -32600, message: "Invalid Request" } }));
   assert.deepEqual(c.problems, []);
+});
+
+test("the validators the build writes ahead are the schema's own: same verdicts and errors as compiled here", () => {
+  const text = readFileSync(defaultSchemaPath(), "utf8");
+  const schema = JSON.parse(text) as AcpSchema;
+  const ahead = createRequire(import.meta.url)("./acp-validators.cjs") as Record<string, unknown>;
+  assert.equal(ahead.schemaDigest, schemaDigest(text), "written from this very schema");
+  const live = acpAjv(schema);
+  const samples: unknown[] = [
+    {},
+    null,
+    { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "x" } } },
+    { sessionId: "s1", update: { sessionUpdate: "tool_call", toolCallId: "t", title: "x", locations: [{ path: "" }] } },
+    { sessionId: 1, update: { sessionUpdate: "nope" } },
+    { protocolVersion: 1, agentCapabilities: { loadSession: "yes" }, authMethods: [] },
+    { sessionId: "s1", toolCall: { toolCallId: "t" }, options: [{ optionId: "a", name: "Allow", kind: "allow_once" }] },
+    { content: [{ type: "resource_link", uri: "", name: "n" }], stopReason: "end_turn" },
+  ];
+  const names = methodDefs(schema);
+  assert.ok(names.length > 20, names.join(","));
+  for (const name of names) {
+    const fn = ahead[name] as ((v: unknown) => boolean) & { errors?: unknown };
+    assert.equal(typeof fn, "function", `${name} written ahead`);
+    const compiled = live.getSchema(defRef(name))!;
+    for (const v of samples) {
+      assert.equal(fn(v), compiled(v), `${name} on ${JSON.stringify(v)}`);
+      assert.deepEqual(fn.errors ?? null, compiled.errors ?? null, `${name} errors on ${JSON.stringify(v)}`);
+    }
+  }
 });

@@ -4,6 +4,7 @@
  * the extension shapes, which accept nearly anything (`{"result":null}` passes), so every message is
  * matched to its method's `$defs` entry through the `x-method` annotations instead.
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -15,7 +16,7 @@ interface SchemaDef {
   [key: string]: unknown;
 }
 
-interface AcpSchema {
+export interface AcpSchema {
   $defs: Record<string, SchemaDef>;
 }
 
@@ -31,26 +32,69 @@ interface MethodTables {
 
 const SCHEMA_ID = "acp-v1";
 
+/**
+ * The validator every checker uses, at run time or (with `source`) for the validators
+ * `npm run build` writes ahead (scripts/acp-validators.js): one configuration for both.
+ */
+export function acpAjv(schema: AcpSchema, opts: { source?: boolean } = {}): Ajv2020 {
+  // discriminator: the schema marks SessionUpdate, ContentBlock, ... with it, and without it a
+  // wrong field in one variant is reported as a failure of all fourteen.
+  const ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true, ...(opts.source ? { code: { source: true } } : {}) });
+  for (const format of ["int32", "int64", "uint16", "uint32", "uint64", "double"]) ajv.addFormat(format, true);
+  // Lenient on purpose: ACP carries file paths and editor-specific schemes as "uri" (any non-empty string).
+  ajv.addFormat("uri", /[\s\S]/);
+  ajv.addSchema({ $id: SCHEMA_ID, $defs: schema.$defs });
+  return ajv;
+}
+
+/** The `$ref` of a `$defs` entry inside the schema `acpAjv` adds. */
+export const defRef = (defName: string): string => `${SCHEMA_ID}#/$defs/${defName}`;
+
+/** Every `$defs` entry a checker validates with: the agent's requests, notifications and answers. */
+export function methodDefs(schema: AcpSchema): string[] {
+  const t = buildTables(schema);
+  return [...new Set([...t.agentRequests.values(), ...t.agentNotifications.values(), ...t.agentResponses.values()])];
+}
+
+/** The schema text's digest, which the validators written ahead carry to say what they were made from. */
+export const schemaDigest = (text: string): string => createHash("sha256").update(text).digest("hex");
+
+/**
+ * Validators `npm run build` compiled ahead from the SDK's stable schema (compiling them here took
+ * about 0.45 s of CPU in each of some sixty end-to-end test files). Used only when made from this
+ * very schema text; any other schema, or none written, compiles as before.
+ */
+function precompiled(text: string): Map<string, ValidateFunction> | undefined {
+  let mod: Record<string, unknown>;
+  try {
+    mod = createRequire(import.meta.url)("./acp-validators.cjs") as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (mod.schemaDigest !== schemaDigest(text)) return undefined;
+  const fns = new Map<string, ValidateFunction>();
+  for (const [name, fn] of Object.entries(mod)) if (typeof fn === "function") fns.set(name, fn as ValidateFunction);
+  return fns;
+}
+
 class SchemaIndex {
   readonly tables: MethodTables;
-  private readonly ajv: Ajv2020;
-  private readonly cache = new Map<string, ValidateFunction>();
+  private ajv: Ajv2020 | undefined;
+  private readonly cache: Map<string, ValidateFunction>;
 
-  constructor(readonly schema: AcpSchema) {
-    // discriminator: the schema marks SessionUpdate, ContentBlock, ... with it, and without it a
-    // wrong field in one variant is reported as a failure of all fourteen.
-    this.ajv = new Ajv2020({ strict: false, allErrors: true, discriminator: true });
-    for (const format of ["int32", "int64", "uint16", "uint32", "uint64", "double"]) this.ajv.addFormat(format, true);
-    // Lenient on purpose: ACP carries file paths and editor-specific schemes as "uri".
-    this.ajv.addFormat("uri", (s: string) => s.length > 0);
-    this.ajv.addSchema({ $id: SCHEMA_ID, $defs: schema.$defs });
+  constructor(
+    readonly schema: AcpSchema,
+    ready?: Map<string, ValidateFunction>,
+  ) {
+    this.cache = ready ?? new Map();
     this.tables = buildTables(schema);
   }
 
   validator(defName: string): ValidateFunction {
     let fn = this.cache.get(defName);
     if (!fn) {
-      fn = this.ajv.getSchema(`${SCHEMA_ID}#/$defs/${defName}`);
+      this.ajv ??= acpAjv(this.schema);
+      fn = this.ajv.getSchema(defRef(defName));
       if (!fn) throw new Error(`ACP schema has no $defs/${defName}`);
       this.cache.set(defName, fn);
     }
@@ -96,7 +140,7 @@ function buildTables(schema: AcpSchema): MethodTables {
 
 const indexes = new Map<string, SchemaIndex>();
 
-function defaultSchemaPath(): string {
+export function defaultSchemaPath(): string {
   return createRequire(import.meta.url).resolve("@agentclientprotocol/sdk/schema/v1/schema.json");
 }
 
@@ -104,7 +148,8 @@ function defaultSchemaPath(): string {
 function indexFor(schemaPath: string): SchemaIndex {
   let index = indexes.get(schemaPath);
   if (!index) {
-    index = new SchemaIndex(JSON.parse(readFileSync(schemaPath, "utf8")) as AcpSchema);
+    const text = readFileSync(schemaPath, "utf8");
+    index = new SchemaIndex(JSON.parse(text) as AcpSchema, schemaPath === defaultSchemaPath() ? precompiled(text) : undefined);
     indexes.set(schemaPath, index);
   }
   return index;
