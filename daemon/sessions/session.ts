@@ -137,7 +137,7 @@ export class Session {
    * prompts a session it has not attached to (a reconnected shim) attaches now.
    */
   prompt(blocks: ContentBlock[], origin?: ClientPort, messageId?: string): Promise<StopReason> {
-    if (origin) this.parts.attachments.attach(origin);
+    if (origin) this.parts.attachments.attach(this.adoptWindow(origin));
     return this.runPrompt(blocks, origin, undefined, messageId);
   }
 
@@ -265,10 +265,11 @@ export class Session {
     return { closing };
   }
 
-  /** A window attaches (load, resume): its environment and umask fill only what the session lacks. */
-  private adoptWindow(port: ClientPort): void {
+  /** A window attaches (load, resume, or a rejoining shim's prompt ahead of its resume): its environment and umask fill what the session lacks. */
+  private adoptWindow(port: ClientPort): ClientPort {
     this.providerEnv ??= port.env;
     this.state.fillWindowFacts(windowFacts(port, this.deps.config().shellEnvironment));
+    return port;
   }
 
   private async runPrompt(blocks: ContentBlock[], origin: ClientPort | undefined, queued?: InboxItem, messageId?: string): Promise<StopReason> {

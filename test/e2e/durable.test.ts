@@ -414,3 +414,22 @@ test("an idle session with no window leaves memory after sessionUnloadSeconds (s
     ...live,
   ]);
 });
+
+test("a window that prompts a stored session before its resume is through (a shim rejoining) runs with that window's environment", async (t) => {
+  const { agent, model, workdir, spawn, home } = await world(t, {
+    prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ sessionUnloadSeconds: 1 })),
+  });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  assert.equal(await agent.closeStdin(), 0);
+  const deadline = Date.now() + 15_000;
+  while ((await daemonStatus(home.dir)).sessions.live > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await daemonStatus(home.dir)).sessions.live, 0);
+  // The session comes back from the store with no window's environment; the prompt is the first
+  // this window says of it (a rejoining shim sends its resume and the editor's prompt back to back).
+  const next = spawn();
+  await next.initialize();
+  model.enqueue({ content: ["back"] });
+  assert.equal((await next.prompt(sessionId, "straight in")).stopReason, "end_turn");
+  assert.equal(model.requests.length, 1);
+});
