@@ -10,41 +10,16 @@
  * detector, prom-client) stay outside: bundled, their text would be read and parsed at every start.
  * classic-level is a native addon: only the file that finds its binary stays outside.
  */
-import { readFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { LOADED_ON_USE, nativeBinding, ownMetaUrl } from "./esbuild-plugins.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
 
-/**
- * Each of our modules keeps its own `import.meta.url` (the file tsc wrote, beside the bundle), so
- * `new URL("./x-worker.js", import.meta.url)` names the same file bundled or not.
- */
-const ownMetaUrl = {
-  name: "own-import-meta-url",
-  setup(b) {
-    b.onLoad({ filter: /\/dist\/(daemon|shim|shared)\/.*\.js$/ }, async (args) => {
-      const text = await readFile(args.path, "utf8");
-      const url = `__rx_url(${JSON.stringify(relative(DIST, args.path))})`;
-      return { contents: text.replaceAll("import.meta.url", url), loader: "js", resolveDir: dirname(args.path) };
-    });
-  },
-};
-
-/**
- * classic-level's JavaScript is bundled; its binding.js stays outside: it finds the native addon
- * from its own folder (node-gyp-build(__dirname)).
- */
-const nativeBinding = {
-  name: "native-binding",
-  setup(b) {
-    b.onResolve({ filter: /^\.\/binding(\.js)?$/ }, (args) =>
-      /[\\/]classic-level[\\/]/.test(args.importer) ? { path: "classic-level/binding.js", external: true } : undefined,
-    );
-  },
-};
+/** Each module's `import.meta.url` is its own file's, found from the bundle beside dist/. */
+const metaUrl = ownMetaUrl((path) => `__rx_url(${JSON.stringify(relative(DIST, path))})`);
 
 const common = {
   bundle: true,
@@ -61,7 +36,7 @@ const common = {
   legalComments: "external",
   sourcemap: "linked",
   banner: { js: 'const __rx_url = (p) => require("node:url").pathToFileURL(require("node:path").join(__dirname, p)).href;' },
-  plugins: [ownMetaUrl],
+  plugins: [metaUrl],
 };
 
 await Promise.all([
@@ -73,7 +48,7 @@ await Promise.all([
     // import() becomes require(): bin/code-cache.js runs this file through vm.Script, where an
     // import() in code that came from the code cache fails once the GC has run (Node 20).
     supported: { "dynamic-import": false },
-    plugins: [ownMetaUrl, nativeBinding],
-    external: ["openai", "@modelcontextprotocol/sdk", "web-tree-sitter", "tree-sitter-bash", "prom-client", "chardet", "iconv-lite", "turndown"],
+    plugins: [metaUrl, nativeBinding("classic-level/binding.js")],
+    external: LOADED_ON_USE,
   }),
 ]);

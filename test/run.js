@@ -8,18 +8,23 @@
 // the soak files are left out.
 // Output: the spec reporter live on stdout, then one line "N passed, N failed[, N skipped]" taken
 // from a TAP copy of the same run. Exit status is non-zero on any failure or when nothing ran.
+// Each file runs bundled (scripts/bundle-tests.js; REASONIX_TEST_BUNDLE=0 runs the files tsc wrote).
 // REASONIX_TEST_TIMEOUT_MS overrides the per-test timeout (default 5 minutes); REASONIX_TEST_CONCURRENCY
-// the number of files run at once (default 2).
+// the number of files run at once (default twice the cores: most of a test's time is spent waiting on
+// processes, sockets and timers, and two at a time left a 2-core machine 40 % idle).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundleTests } from "../scripts/bundle-tests.js";
 import { SOAK_FILES } from "./soak-files.js";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const testDir = join(root, "dist");
 const fast = process.argv.includes("--fast");
+/** Where the bundled test files go (dist/test/.bundle: inside dist/test, which npm pack leaves out). */
+const BUNDLE_DIR = ".bundle";
 const filters = process.argv.slice(2).filter((a) => a !== "--fast");
 
 function findTests(dir) {
@@ -32,8 +37,9 @@ function findTests(dir) {
   const found = [];
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...findTests(path));
-    else if (entry.isFile() && entry.name.endsWith(".test.js")) found.push(path);
+    if (entry.isDirectory()) {
+      if (entry.name !== BUNDLE_DIR) found.push(...findTests(path));
+    } else if (entry.isFile() && entry.name.endsWith(".test.js")) found.push(path);
   }
   return found;
 }
@@ -50,6 +56,33 @@ function isEndToEnd(file) {
   return relative(testDir, file).split(sep)[0] === "test";
 }
 
+/**
+ * The files that took longest in a run of the whole suite (2-core machine, December 2026: 15–40 s
+ * each, against 1–10 s for most), longest first. Only an order: a file missing here runs anyway.
+ */
+const LONGEST = [
+  "e2e/durable",
+  "e2e/tools-editor",
+  "e2e/bounded-work",
+  "e2e/crash-matrix",
+  "e2e/tools-permissions",
+  "e2e/daemon-trust",
+  "e2e/extensions",
+  "e2e/daemon-life",
+  "e2e/controls",
+  "e2e/conformance-capabilities",
+  "e2e/conformance.",
+  "support/harness",
+  "e2e/security-sandbox",
+  "e2e/tools-jobs",
+];
+
+function rank(file) {
+  const rel = relative(testDir, file).split(sep).join("/");
+  const i = LONGEST.findIndex((f) => rel.includes(f));
+  return i >= 0 ? i : LONGEST.length + (isEndToEnd(file) ? 0 : 1);
+}
+
 const files = findTests(testDir)
   .filter((file) => {
     const rel = relative(testDir, file).split(sep).join("/");
@@ -57,15 +90,18 @@ const files = findTests(testDir)
     if (filters.length === 0) return true;
     return filters.some((f) => rel.includes(f));
   })
-  // End-to-end files first: they are the long ones, and with two at a time the short unit files
-  // fill in around them instead of one long file running alone at the end.
-  .sort((a, b) => Number(isEndToEnd(b)) - Number(isEndToEnd(a)) || (a < b ? -1 : a > b ? 1 : 0));
+  // The longest files first, then the other end-to-end files, then the unit files: the short ones
+  // fill in around the long ones instead of one long file running alone at the end.
+  .sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 
 if (files.length === 0) {
   process.stderr.write(`no test files under dist/${filters.length ? ` match ${filters.join(", ")}` : ""}\n`);
   process.stdout.write("0 passed, 0 failed\n");
   process.exit(1);
 }
+
+// REASONIX_TEST_BUNDLE=0 runs the files tsc wrote, one module at a time (stack traces name them).
+const run = process.env.REASONIX_TEST_BUNDLE === "0" ? files : [...(await bundleTests(files, testDir, join(testDir, "test", BUNDLE_DIR))).values()];
 
 const tapDir = mkdtempSync(join(tmpdir(), "reasonix-tap-"));
 const tapFile = join(tapDir, "report.tap");
@@ -74,14 +110,14 @@ const child = spawn(
   process.execPath,
   [
     "--test",
-    `--test-concurrency=${process.env.REASONIX_TEST_CONCURRENCY || 2}`,
+    `--test-concurrency=${process.env.REASONIX_TEST_CONCURRENCY || 2 * availableParallelism()}`,
     // A safety net, not an assertion on time: a wedged agent must not hang CI forever.
     `--test-timeout=${process.env.REASONIX_TEST_TIMEOUT_MS || 300000}`,
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     "--test-reporter=tap",
     `--test-reporter-destination=${tapFile}`,
-    ...files,
+    ...run,
   ],
   { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: fast ? { ...process.env, REASONIX_TEST_CONNECTORS: "in-process" } : process.env },
 );
