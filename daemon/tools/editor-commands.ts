@@ -4,10 +4,13 @@
  * request has a bound: create follows cancel too; wait_for_exit lasts exactly as long as the
  * command may, then is withdrawn; kill, output and release run even after a cancel. A window that
  * let one of its terminal requests time out lately (editor-silence.ts) is not used: the command
- * runs here, confined as it would be here.
+ * runs here, confined as it would be here. A confined command that did not exit on its own is also
+ * swept by the daemon (run-sweep.ts): an editor's kill that lands in bwrap's first milliseconds,
+ * group or pid, leaves the sandbox running on.
  */
 import { CreateTerminalResponse, TerminalOutputResponse, WaitForExitResponse } from "../../shared/acp-schemas.js";
 import { askEditor, editorAnswer } from "./editor-request.js";
+import { newRunId, sweepRun } from "./run-sweep.js";
 import type { CommandResult, CommandRunner, EditorPicker } from "./types.js";
 import { shellCommand } from "./umask.js";
 
@@ -23,22 +26,33 @@ export function routedCommands(sessionId: string, pick: EditorPicker, local: Com
       if (!editor || BOUNDED.some((m) => editor.silence?.silent(m))) return local.run(command, opts);
       // As on this machine: confined the same way (`bwrap … -- /bin/sh …`), and with the session's
       // umask, not the terminal's window's (which may not be the window that created the session).
-      const { file, args } = shellCommand(command, opts.cwd, opts.umask, opts.sandbox, { newSession: true });
-      const created = editorAnswer(
-        CreateTerminalResponse,
-        "terminal/create",
-        await askEditor(
+      let runId = opts.sandbox ? newRunId() : undefined;
+      // Once is enough: after a sweep nothing of the run is left to start anything.
+      const sweep = async (): Promise<void> => {
+        const id = runId;
+        runId = undefined;
+        if (id) await sweepRun(id);
+      };
+      const { file, args } = shellCommand(command, opts.cwd, opts.umask, opts.sandbox, { newSession: true, runId });
+      let terminalId: string;
+      try {
+        const answer = await askEditor(
           editor,
           "terminal/create",
           { sessionId, command: file, args, cwd: opts.cwd, outputByteLimit: OUTPUT_LIMIT },
           { signal: opts.signal, timeoutMs },
-        ),
-      );
-      const terminalId = created.terminalId;
+        );
+        terminalId = editorAnswer(CreateTerminalResponse, "terminal/create", answer).terminalId;
+      } catch (err) {
+        // Withdrawn (cancel, bound) or unusable: the editor may have started it all the same, and nobody would release it.
+        await sweep();
+        throw err;
+      }
       opts.onTerminal?.(terminalId);
       const call = (method: string): Promise<unknown> => askEditor(editor, method, { sessionId, terminalId }, { timeoutMs });
       let timedOut = false;
       let cancelled = false;
+      let exited = false;
       // Withdrawn when the command's time is up or the turn is cancelled, so no answer is awaited for ever.
       const waiting = new AbortController();
       try {
@@ -75,7 +89,12 @@ export function routedCommands(sessionId: string, pick: EditorPicker, local: Com
             },
           );
         });
-        if (!exit) await call("terminal/kill").catch(() => undefined);
+        // Ended by a signal (the user killed the terminal in the editor, say) counts as killed.
+        exited = typeof exit?.exitCode === "number";
+        if (!exit) {
+          await call("terminal/kill").catch(() => undefined);
+          await sweep();
+        }
         const out = editorAnswer(TerminalOutputResponse, "terminal/output", await call("terminal/output"));
         const result: CommandResult = {
           exitCode: exit?.exitCode ?? out.exitStatus?.exitCode ?? null,
@@ -89,6 +108,8 @@ export function routedCommands(sessionId: string, pick: EditorPicker, local: Com
         return result;
       } finally {
         await call("terminal/release").catch(() => undefined);
+        // Killed by anyone, or a failed wait or output (the editor's release kills): it may have been early.
+        if (!exited) await sweep();
       }
     },
   };

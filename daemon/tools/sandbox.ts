@@ -14,6 +14,7 @@ import { lstatSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { PROTECTED_NAMES } from "./protected-paths.js";
+import { runMarkArgs } from "./run-sweep.js";
 import type { SandboxStatus } from "./sandbox-probe.js";
 
 export type { SandboxStatus };
@@ -80,7 +81,7 @@ function protectedEntries(roots: readonly string[]): string[] {
  * (a root inside /tmp, a hidden folder inside a root, `.git` inside a writable root) wins; at the
  * same path the later rank wins.
  */
-export function bwrapArgs(spec: SandboxSpec, cwd: string, opts: { newSession?: boolean } = {}): string[] {
+export function bwrapArgs(spec: SandboxSpec, cwd: string, opts: WrapOptions = {}): string[] {
   const writable = spec.preset === "workspace-write";
   const mounts: Mount[] = [
     { op: "--ro-bind", source: "/", path: "/", rank: 0 },
@@ -104,6 +105,8 @@ export function bwrapArgs(spec: SandboxSpec, cwd: string, opts: { newSession?: b
   if (!spec.network) args.push("--unshare-net");
   // In an editor's terminal: no TIOCSTI into the terminal the command was given.
   if (opts.newSession) args.push("--new-session");
+  // So that the daemon finds this run's processes again when it is killed (run-sweep.ts).
+  if (opts.runId) args.push(...runMarkArgs(opts.runId));
   for (const m of mounts) {
     if (m.op === "--ro-bind" || m.op === "--bind") args.push(m.op, m.source!, m.path);
     else args.push(m.op, m.path);
@@ -114,11 +117,18 @@ export function bwrapArgs(spec: SandboxSpec, cwd: string, opts: { newSession?: b
   return args;
 }
 
+export interface WrapOptions {
+  /** In an editor's terminal: its own session. */
+  newSession?: boolean;
+  /** The run's id (run-sweep.ts `newRunId`), marked in bwrap's arguments; only where the kill is not ours to make reliable. */
+  runId?: string | undefined;
+}
+
 /** A command line to run under the sandbox: `bwrap … -- /bin/sh -c command`. */
 export interface Sandbox {
   readonly spec: SandboxSpec;
   /** The program and arguments that run `argv` confined, in `cwd`. */
-  wrap(argv: readonly string[], cwd: string, opts?: { newSession?: boolean }): { file: string; args: string[] };
+  wrap(argv: readonly string[], cwd: string, opts?: WrapOptions): { file: string; args: string[] };
   /** One line for the model and /status: what the command could and could not do. */
   describe(): string;
 }

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { FakeEditor } from "../support/editor.js";
+import { hostPids } from "../support/harness.js";
 import { daemonStatus, within, world, test } from "./fixture.js";
 
 const FS_CAPS = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
@@ -123,11 +125,16 @@ test("with the terminal capability the final update carries the terminal and, be
   assert.match(model.requests[1]!.body.messages.at(-1).content, /Output:\n1\n2\n3\n[\s\S]*\n200$/);
 });
 
+/** A sleep's command line no other run on the machine has: its processes are found machine-wide by it. */
+let sleepers = 0;
+const uniqueSleep = (seconds: number): string => `sleep ${seconds}.${process.pid}${++sleepers}`;
+
 test("cancel during a long command in the editor's terminal kills it and releases it", async (t) => {
   const { agent, model, workdir } = await world(t, { clientCapabilities: { terminal: true } });
   const editor = new FakeEditor();
   editor.attach(agent);
-  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "sleep 30; touch late.marker" } }] }, { content: ["never"] });
+  const sleeper = uniqueSleep(30);
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: `${sleeper}; touch late.marker` } }] }, { content: ["never"] });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   const pending = agent.prompt(sessionId, "long one");
@@ -142,7 +149,48 @@ test("cancel during a long command in the editor's terminal kills it and release
   // The kill is answered before this process has reaped the child; its exit follows (sleep 30 would not).
   await within(10_000, "the killed command's exit", term.exited);
   assert.equal(term.exit?.signal, "SIGKILL");
+  // Not only the editor's child: the sandbox's processes too (a kill in bwrap's first ms used to miss them).
+  assert.deepEqual(hostPids(sleeper), [], "no process of the command survives the cancel");
   assert.equal(existsSync(join(workdir, "late.marker")), false);
+});
+
+test("commands cancelled within ms of terminal/create never run on, whether the editor kills the group or the pid", async (t) => {
+  const { agent, model, workdir } = await world(t, { clientCapabilities: { terminal: true } });
+  const editor = new FakeEditor();
+  let sessionId = "";
+  let round = 0;
+  agent.onClientRequest = async (method, params) => {
+    const answer = await editor.handle(method, params);
+    // The kill lands in bwrap's first milliseconds, before its inner process binds its life to the outer's.
+    if (method === "terminal/create") setTimeout(() => void agent.cancel(sessionId), round % 6);
+    return answer;
+  };
+  await agent.initialize();
+  ({ sessionId } = await agent.newSession(workdir));
+  const sleepers: string[] = [];
+  const survived = { group: 0, pid: 0 };
+  // Measured before the fix, killed 0–15 ms after spawn: 6 of 64 group kills and 25 of 64 pid kills missed the sandbox.
+  for (const [mode, rounds] of [
+    ["group", 24],
+    ["pid", 8],
+  ] as const) {
+    editor.killMode = mode;
+    for (let i = 0; i < rounds; i++, round++) {
+      const sleeper = uniqueSleep(2);
+      sleepers.push(sleeper);
+      model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: `${sleeper}; touch late-${mode}-${i}.marker` } }] });
+      assert.equal((await agent.prompt(sessionId, `run ${mode} ${i}`)).stopReason, "cancelled");
+      if (hostPids(sleeper).length > 0) survived[mode]++;
+    }
+  }
+  assert.deepEqual(survived, { group: 0, pid: 0 }, "commands whose processes outlived their cancel, by how the editor killed");
+  // Past the sleeps' end: a command that ran on would have left its marker.
+  await sleep(2_500);
+  assert.deepEqual(
+    readdirSync(workdir).filter((f) => f.endsWith(".marker")),
+    [],
+  );
+  assert.deepEqual(sleepers.flatMap(hostPids), []);
 });
 
 test("an edit of a file whose editor buffer changed since the model read it is refused as stale", async (t) => {

@@ -24,6 +24,8 @@ export class FakeEditor {
    * `hang` never answers, `garbage` answers a result of the wrong shape.
    */
   readonly faults = new Map<string, "fail" | "hang" | "garbage">();
+  /** How terminal/kill and release end a command: its process group (as most editors do) or its pid only (as some do). */
+  killMode: "group" | "pid" = "group";
   private readonly terminals = new Map<string, Terminal>();
   private next = 0;
 
@@ -80,17 +82,25 @@ export class FakeEditor {
       }
       case "terminal/kill": {
         const t = this.get(params.terminalId);
-        if (!t.exit) process.kill(-t.child.pid!, "SIGKILL");
+        if (!t.exit) this.kill(t);
         return {};
       }
       case "terminal/release": {
         const t = this.get(params.terminalId);
-        if (!t.exit) process.kill(-t.child.pid!, "SIGKILL");
+        if (!t.exit) this.kill(t);
         t.released = true;
         return {};
       }
       default:
         throw Object.assign(new Error(`method not found: ${method}`), { code: -32601 });
+    }
+  }
+
+  private kill(t: Terminal): void {
+    try {
+      process.kill(this.killMode === "group" ? -t.child.pid! : t.child.pid!, "SIGKILL");
+    } catch {
+      // already gone
     }
   }
 
