@@ -2,7 +2,7 @@
  * The shape of the code, checked on every run: no import circles between modules (type-only ones
  * included) or between folders, and no production file grown past what a reader takes in at once.
  */
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -12,6 +12,9 @@ import { cycles, folderGraph, importGraph, sourceFiles } from "./import-graph.js
 import { recordWrites } from "./record-writes.js";
 import { functionLengths } from "./function-lengths.js";
 import { statedImports, unnamedFiles } from "./readmes.js";
+import { closeProjects } from "./ts-project.js";
+
+after(closeProjects);
 
 test("no import circles between modules, type-only imports included", () => {
   assert.deepEqual(cycles(importGraph(REPO_ROOT)), []);
