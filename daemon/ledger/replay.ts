@@ -52,6 +52,7 @@ export async function replayLedger(state: LedgerSource, store: Store, port: Clie
     return cursor.next();
   };
   let next = read();
+  let empty = false;
   try {
     for (;;) {
       const page = await next;
@@ -71,8 +72,10 @@ export async function replayLedger(state: LedgerSource, store: Store, port: Clie
         }
       }
       await send();
-      // Caught up, or the store holds no more than this (a failed write memory has not reloaded from).
-      if (page.length === 0 || sent >= state.record.lastSeq) break;
+      // Caught up; or the store holds no more than this (a failed write memory has not reloaded
+      // from): a second empty read in a row, as the first may have been read ahead before a turn wrote more.
+      if (sent >= state.record.lastSeq || (page.length === 0 && empty)) break;
+      empty = page.length === 0;
     }
   } finally {
     // The page read ahead is not needed (its failure is not this replay's), but it ends before the iterator closes.
