@@ -42,16 +42,17 @@ export function textFrames(texts: readonly string[], around: Around = { head: ""
     if (n < 126) out[at++] = n;
     else if (n < 65536) {
       out[at++] = 126;
-      out.writeUInt16BE(n, at);
-      at += 2;
+      out[at++] = n >>> 8;
+      out[at++] = n & 0xff;
     } else {
       out[at++] = 127;
       out.writeBigUInt64BE(BigInt(n), at);
       at += 8;
     }
-    at += head.copy(out, at);
+    // Byte by byte: Buffer#copy's checks cost more than these few dozen bytes.
+    for (let j = 0; j < head.length; j++) out[at++] = head[j]!;
     at += out.write(texts[i]!, at, "utf8");
-    at += tail.copy(out, at);
+    for (let j = 0; j < tail.length; j++) out[at++] = tail[j]!;
   }
   return out;
 }
