@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { keys, Store, type JsonCursor } from "./store.js";
+import { keys, Store, StoreWriteError, type JsonCursor } from "./store.js";
+import { mountSmallDisk } from "../../test/support/tmpfs.js";
 
 async function openStore(t: TestContext): Promise<Store> {
   const dir = mkdtempSync(join(tmpdir(), "rx-cursor-"));
@@ -71,5 +72,33 @@ test("a page stops a little past maxBytes; records written after the cursor star
     (await cursor.next()).map((e) => e.key),
     [keys.event("s", 321)],
     "a cursor that ran out goes on from where it stopped",
+  );
+});
+
+test("a cursor open across a reopen of the store (disk full, then space back) goes on from where it stopped", async (t) => {
+  const disk = mountSmallDisk(16);
+  if (typeof disk === "string") return t.skip(disk);
+  t.after(() => disk.unmount());
+  const store = await Store.open(join(disk.dir, "db"));
+  t.after(() => store.close());
+  await put(store, "s", 1, 500);
+  const cursor = store.jsonCursor(keys.eventPrefix("s"), { limit: 100, maxBytes: 1024 * 1024 });
+  t.after(() => cursor.close());
+  const first = await cursor.next();
+  assert.equal(first.length, 100);
+  disk.fill();
+  const failure = await store.batch([{ type: "put", key: "k!during", value: "x".repeat(256 * 1024) }], true).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(failure instanceof StoreWriteError && failure.diskFull);
+  disk.unfill();
+  // A write once space is back reopens the store, which closes every iterator, the cursor's too.
+  await store.batch([{ type: "put", key: "k!after", value: "saved" }], true);
+  assert.equal(store.health().writable, true);
+  const rest = (await drain(cursor)).flat();
+  assert.deepEqual(
+    [...first, ...rest].map((e) => e.key),
+    Array.from({ length: 500 }, (_, i) => keys.event("s", i + 1)),
   );
 });
