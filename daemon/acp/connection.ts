@@ -51,7 +51,7 @@ export class AcpConnection implements AcpWindow {
     /** Stops and restarts reading from the window (backpressure when it sends too much at once). */
     pressure?: (paused: boolean) => void,
     /** Many notifications at once, in order, as one write (a replay's batch); else one `send` each. */
-    private readonly sendMany?: (texts: readonly string[]) => void,
+    private readonly sendMany?: (texts: readonly string[], around: { head: string; tail: string }) => void,
   ) {
     this.log = services.log.child({ connId: this.connectionId });
     this.peer = new JsonRpcPeer(
@@ -94,9 +94,8 @@ export class AcpConnection implements AcpWindow {
   sendEncodedUpdates(sessionId: string, updates: readonly string[]): void {
     if (this.peer.closed || updates.length === 0) return;
     const head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(sessionId)},"update":`;
-    const texts = updates.map((update) => `${head}${update}}}`);
-    if (this.sendMany) this.sendMany(texts);
-    else for (const text of texts) this.send(text, true);
+    if (this.sendMany) this.sendMany(updates, { head, tail: "}}" });
+    else for (const update of updates) this.send(`${head}${update}}}`, true);
   }
 
   notify(method: string, params: unknown): void {

@@ -202,3 +202,40 @@ test("a long answer streamed at once spans several records of at most 64 KiB of 
   await replayLedger(state, store, w);
   assert.equal(w.sent.length, 200);
 });
+
+const toolCall = (n: number): SessionUpdate => ({ sessionUpdate: "tool_call", toolCallId: `c${n}`, title: `call ${n}`, kind: "read", status: "pending" });
+
+test("a ledger of many pages (3,000 records) replays whole and in order, each record once", async (t) => {
+  const { store, state } = await setup(t);
+  for (let n = 1; n <= 3000; n++) {
+    state.appendLedger({ type: "update", update: toolCall(n) });
+    if (n % 500 === 0) await state.flush();
+  }
+  const w = window();
+  await replayLedger(state, store, w);
+  assert.deepEqual(
+    w.sent.map((u) => (u as { toolCallId: string }).toolCallId),
+    Array.from({ length: 3000 }, (_, i) => `c${i + 1}`),
+  );
+});
+
+test("records a turn writes while a long replay goes out are replayed too, after the rest, in order", async (t) => {
+  const { store, state } = await setup(t);
+  for (let n = 1; n <= 2000; n++) state.appendLedger({ type: "update", update: toolCall(n) });
+  await state.flush();
+  const w = window();
+  // The window says it is behind now and then: each time, a turn appends more while the replay waits.
+  let asked = 0;
+  let written = 2000;
+  w.backlog = () => {
+    if (++asked % 3 !== 0 || written >= 2300) return 0;
+    for (let i = 0; i < 50; i++) state.appendLedger({ type: "update", update: toolCall(++written) });
+    return 2 * 1024 * 1024;
+  };
+  await replayLedger(state, store, w);
+  assert.ok(written > 2000, "records were written during the replay");
+  assert.deepEqual(
+    w.sent.map((u) => (u as { toolCallId: string }).toolCallId),
+    Array.from({ length: written }, (_, i) => `c${i + 1}`),
+  );
+});

@@ -13,7 +13,7 @@ import type { LedgerEntry } from "./types.js";
 const UPDATE_START = '{"type":"update","update":'.length;
 const KIND_AT = `${'{"type":"update","update":'}{"sessionUpdate":"`.length;
 /** What may follow U in a record of one update: its history position, then its number and time. */
-const AFTER_UPDATE = /^(?:,"historyAt":\d+)?(?:,"compactions":\d+)?,"seq":\d+,"at":"[^"\\]*"}$/;
+const AFTER_UPDATE = /(?:,"historyAt":\d+)?(?:,"compactions":\d+)?,"seq":\d+,"at":"[^"\\]*"}$/y;
 const CHUNK_KINDS = ['user_message_chunk"', 'agent_message_chunk"', 'agent_thought_chunk"'];
 const ID_MEMBER = ',"messageId":"';
 
@@ -54,7 +54,10 @@ function objectEnd(json: string, start: number): number {
 function storedUpdate(json: string): string | undefined {
   if (!json.startsWith('{"type":"update","update":{"sessionUpdate":"')) return undefined;
   const end = objectEnd(json, UPDATE_START);
-  if (end < 0 || !AFTER_UPDATE.test(json.slice(end))) return undefined;
+  if (end < 0) return undefined;
+  // Sticky: matched from `end` on, without cutting the rest out first.
+  AFTER_UPDATE.lastIndex = end;
+  if (!AFTER_UPDATE.test(json)) return undefined;
   const update = json.slice(UPDATE_START, end);
   if (CHUNK_KINDS.some((k) => json.startsWith(k, KIND_AT)) && !endsWithOwnId(update)) return undefined;
   return update;

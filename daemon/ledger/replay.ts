@@ -6,7 +6,7 @@
  * the window holds more than 1 MiB unread, so the daemon holds a few MiB of it however long the
  * session is.
  */
-import { keys, type Store } from "../store/store.js";
+import { keys, type JsonCursor, type JsonPage, type Store } from "../store/store.js";
 import type { ClientPort } from "../windows/port.js";
 import { randomUUID } from "node:crypto";
 import { LedgerMessageIds } from "./message-ids.js";
@@ -20,15 +20,13 @@ const REPLAY_BATCH_CHARS = 64 * 1024;
 
 const span = ([a, b]: [number, number]): string => (a === b ? `${a}` : `${a}–${b}`);
 
-export type LedgerPage = Array<{ key: string; json: string | undefined }>;
-
 /** The ledger as the replay reads it (`SessionState`): what is buffered flushed first, then pages from the store. */
 export interface LedgerSource {
   readonly id: string;
   readonly record: { readonly lastSeq: number };
   flush(): Promise<void>;
-  /** Records from `fromSeq` on as their stored JSON text (`Store.rangeJson`; undefined: damaged). */
-  ledgerPage(fromSeq: number, limit: number, maxBytes: number): Promise<LedgerPage>;
+  /** Records from `fromSeq` on as their stored JSON text, a page at a time (`Store.jsonCursor`; undefined: damaged). */
+  ledgerCursor(fromSeq: number, limit: number, maxBytes: number): JsonCursor;
 }
 
 /** A ledger key's record number (`event!<id>!<seq, 12 digits>`). */
@@ -48,35 +46,42 @@ export async function replayLedger(state: LedgerSource, store: Store, port: Clie
     chars = 0;
     while (port.backlog() > REPLAY_HIGH_WATER && !port.closed) await new Promise((r) => setTimeout(r, 2));
   };
-  const read = async (from: number): Promise<LedgerPage> => {
+  const cursor = state.ledgerCursor(1, REPLAY_PAGE, REPLAY_PAGE_BYTES);
+  const read = async (): Promise<JsonPage> => {
     await state.flush();
-    return state.ledgerPage(from, REPLAY_PAGE, REPLAY_PAGE_BYTES);
+    return cursor.next();
   };
-  let next = read(1);
-  for (;;) {
-    const page = await next;
-    const last = page.at(-1);
-    // The next page is read while this one goes out; past the end it reads what a turn wrote meanwhile.
-    next = read(last ? seqOf(last.key) + 1 : sent + 1);
-    for (const { key, json } of page) {
-      // A damaged value is left out: the hole it leaves is named below.
-      if (json === undefined) continue;
-      const seq = seqOf(key);
-      if (seq <= sent) continue;
-      if (seq > sent + 1) missing.push([sent + 1, seq - 1]);
-      sent = seq;
-      for (const update of replayTexts(seq, json, ids)) {
-        batch.push(update);
-        chars += update.length;
-        if (chars >= REPLAY_BATCH_CHARS) await send();
+  let next = read();
+  let empty = false;
+  try {
+    for (;;) {
+      const page = await next;
+      // The next page is read while this one goes out; past the end it reads what a turn wrote meanwhile.
+      next = read();
+      for (const { key, json } of page) {
+        // A damaged value is left out: the hole it leaves is named below.
+        if (json === undefined) continue;
+        const seq = seqOf(key);
+        if (seq <= sent) continue;
+        if (seq > sent + 1) missing.push([sent + 1, seq - 1]);
+        sent = seq;
+        for (const update of replayTexts(seq, json, ids)) {
+          batch.push(update);
+          chars += update.length;
+          if (chars >= REPLAY_BATCH_CHARS) await send();
+        }
       }
+      await send();
+      // Caught up; or the store holds no more than this (a failed write memory has not reloaded
+      // from): a second empty read in a row, as the first may have been read ahead before a turn wrote more.
+      if (sent >= state.record.lastSeq || (page.length === 0 && empty)) break;
+      empty = page.length === 0;
     }
-    await send();
-    // Caught up, or the store holds no more than this (a failed write memory has not reloaded from).
-    if (!last || sent >= state.record.lastSeq) break;
+  } finally {
+    // The page read ahead is not needed (its failure is not this replay's), but it ends before the iterator closes.
+    await next.catch(() => undefined);
+    await cursor.close();
   }
-  // The page read ahead is not needed; its failure is not this replay's.
-  next.catch(() => undefined);
   if (missing.length > 0) store.noteDamage(keys.eventPrefix(id), `ledger entries missing: ${missing.map(span).join(", ")}`, id);
   const own = store.damageOf(id);
   // What LevelDB dropped while recovering names no session: any of them may have lost its latest entries.

@@ -86,12 +86,12 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
       },
       () => socket.bufferedAmount,
       (paused) => (paused ? socket.pause() : socket.resume()),
-      (texts) => {
+      (texts, around) => {
         if (!writable()) return;
         cork(true);
         // ws writes its own frames at once when no extension queues them: these go in order beside them.
-        if (socket.extensions === "") raw.write(textFrames(texts));
-        else for (const text of texts) socket.send(text);
+        if (socket.extensions === "") raw.write(textFrames(texts, around));
+        else for (const text of texts) socket.send(`${around.head}${text}${around.tail}`);
       },
     );
     state.connections++;

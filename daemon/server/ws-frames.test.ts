@@ -4,7 +4,7 @@ import type { Socket } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
 import { textFrames } from "./ws-frames.js";
 
-test("frames written beside ws's own arrive as the messages they hold, in order, at every length", async (t) => {
+test("frames written beside ws's own arrive as the messages they hold, in order, at every length, with or without an envelope around each", async (t) => {
   const server = new WebSocketServer({ port: 0, host: "127.0.0.1" });
   t.after(() => server.close());
   await new Promise((r) => server.once("listening", r));
@@ -12,6 +12,7 @@ test("frames written beside ws's own arrive as the messages they hold, in order,
   server.on("connection", (socket, req) => {
     socket.send("before");
     (req.socket as Socket).write(textFrames(texts));
+    (req.socket as Socket).write(textFrames(texts, { head: '{"é":', tail: "}" }));
     socket.send("after");
   });
   const client = new WebSocket(`ws://127.0.0.1:${(server.address() as { port: number }).port}`);
@@ -22,8 +23,8 @@ test("frames written beside ws's own arrive as the messages they hold, in order,
     client.on("message", (data, isBinary) => {
       assert.equal(isBinary, false);
       got.push(data.toString());
-      if (got.length === texts.length + 2) resolve();
+      if (got.length === 2 * texts.length + 2) resolve();
     });
   });
-  assert.deepEqual(got, ["before", ...texts, "after"]);
+  assert.deepEqual(got, ["before", ...texts, ...texts.map((text) => `{"é":${text}}`), "after"]);
 });

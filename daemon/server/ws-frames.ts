@@ -13,26 +13,46 @@ function headerLength(bytes: number): number {
   return bytes < 126 ? 2 : bytes < 65536 ? 4 : 10;
 }
 
-export function textFrames(texts: readonly string[]): Buffer {
-  const lengths = texts.map((t) => Buffer.byteLength(t));
+/** What every message of a batch starts and ends with around its own text (a notification's envelope). */
+export interface Around {
+  head: string;
+  tail: string;
+}
+
+/**
+ * One frame per text, each message `around.head + text + around.tail`: the envelope is encoded
+ * once and copied, so no joined string is made (and flattened) per message.
+ */
+export function textFrames(texts: readonly string[], around: Around = { head: "", tail: "" }): Buffer {
+  const head = Buffer.from(around.head);
+  const tail = Buffer.from(around.tail);
+  const fixed = head.length + tail.length;
+  const lengths = new Array<number>(texts.length);
   let total = 0;
-  for (const n of lengths) total += headerLength(n) + n;
+  for (let i = 0; i < texts.length; i++) {
+    const n = fixed + Buffer.byteLength(texts[i]!);
+    lengths[i] = n;
+    total += headerLength(n) + n;
+  }
   const out = Buffer.allocUnsafe(total);
   let at = 0;
-  texts.forEach((text, i) => {
+  for (let i = 0; i < texts.length; i++) {
     const n = lengths[i]!;
     out[at++] = 0x81;
     if (n < 126) out[at++] = n;
     else if (n < 65536) {
       out[at++] = 126;
-      out.writeUInt16BE(n, at);
-      at += 2;
+      out[at++] = n >>> 8;
+      out[at++] = n & 0xff;
     } else {
       out[at++] = 127;
       out.writeBigUInt64BE(BigInt(n), at);
       at += 8;
     }
-    at += out.write(text, at, "utf8");
-  });
+    // Byte by byte: Buffer#copy's checks cost more than these few dozen bytes.
+    for (let j = 0; j < head.length; j++) out[at++] = head[j]!;
+    at += out.write(texts[i]!, at, "utf8");
+    for (let j = 0; j < tail.length; j++) out[at++] = tail[j]!;
+  }
   return out;
 }

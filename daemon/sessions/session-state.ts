@@ -5,7 +5,7 @@
  * and `reload()` puts memory back to exactly what the store holds before anything is written again.
  */
 import { RpcError } from "../../shared/jsonrpc.js";
-import { keys, type Store } from "../store/store.js";
+import { keys, type JsonCursor, type Store } from "../store/store.js";
 import { StoreWriteError } from "../store/errors.js";
 import { SessionWriter } from "../ledger/writer.js";
 import { ChunkJoiner } from "../ledger/ledger-join.js";
@@ -234,9 +234,9 @@ export class SessionState {
     }
   }
 
-  /** Ledger records from `fromSeq` on, as their stored JSON text (session/load's replay reads them so). */
-  ledgerPage(fromSeq: number, limit: number, maxBytes: number): ReturnType<Store["rangeJson"]> {
-    return this.store.rangeJson(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq), limit, maxBytes });
+  /** Ledger records from `fromSeq` on, a page at a time, as their stored JSON text (session/load's replay reads them so). */
+  ledgerCursor(fromSeq: number, limit: number, maxBytes: number): JsonCursor {
+    return this.store.jsonCursor(keys.eventPrefix(this.id), { from: keys.event(this.id, fromSeq), limit, maxBytes });
   }
 
   /** Status `running` while a turn runs, `idle` after; both stamp `updatedAt` (the last activity). */

@@ -14,6 +14,10 @@ test("values carry a checksum: a changed byte decodes as DAMAGED; bare JSON from
   assert.deepEqual(decodeValue(text), { text: "hello", n: 1 });
   assert.equal(decodeValue(text.replace("hello", "hellp")), DAMAGED);
   assert.equal(decodeValue(`${text.slice(0, -1)}`), DAMAGED);
+  const sum = text.slice(1, 9);
+  for (const changed of [`${sum.slice(0, 7)}g`, sum.toUpperCase() === sum ? "0000000x" : sum.toUpperCase(), `${sum.slice(1)}0`]) {
+    assert.equal(decodeValue(`~${changed}${text.slice(9)}`), DAMAGED, changed);
+  }
   assert.deepEqual(decodeValue('{"legacy":true}'), { legacy: true });
   assert.equal(decodeValue("{not json"), DAMAGED);
 });

@@ -17,7 +17,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Level } from "level";
 import type { Logger } from "../log/log.js";
-import { checkedJson, DAMAGED, encodeValue, verifiedJson } from "./codec.js";
+import { checkedJson, DAMAGED, encodeValue } from "./codec.js";
+import { JsonCursor } from "./cursor.js";
 import { StoreDamagedError, StoreWriteError } from "./errors.js";
 import { StoreFolder } from "./folder.js";
 import { keyspace, pastPrefix, sessionOfKey } from "./keyspace.js";
@@ -26,6 +27,7 @@ import { errorText } from "../../shared/error-text.js";
 
 export { StoreDamagedError, StoreWriteError } from "./errors.js";
 export { pastPrefix, sessionOfKey } from "./keyspace.js";
+export type { JsonCursor, JsonPage } from "./cursor.js";
 
 export class StoreLockedError extends Error {
   override name = "StoreLockedError";
@@ -105,6 +107,8 @@ export class Store {
   private closed = false;
   private reopening: Promise<void> | undefined;
   private reads = 0;
+  /** Bumped at every reopen, which closes every iterator (cursor.ts). */
+  private generation = 0;
   private readsIdle: Array<() => void> = [];
   private readonly damageByKey = new Map<string, DamageEntry>();
   private readonly recovery: Recovery;
@@ -222,32 +226,19 @@ export class Store {
     });
   }
 
-  /**
-   * `range` for a long read (session/load's replay): up to `limit` values or a little over
-   * `maxBytes` of them, whichever comes first, read in one call instead of one per key, each as its
-   * JSON text once its checksum passes, unparsed. A value that fails is recorded as damage and comes
-   * back without its text (`json` undefined), so the caller still knows how far the page read.
-   */
-  async rangeJson(prefix: string, opts: { from?: string; limit: number; maxBytes: number }): Promise<Array<{ key: string; json: string | undefined }>> {
-    return this.read(async () => {
-      const it = this.db.iterator<string, string>({
-        gte: opts.from ?? prefix,
-        lt: pastPrefix(prefix),
-        limit: opts.limit,
-        valueEncoding: "utf8",
-        highWaterMarkBytes: opts.maxBytes,
-      });
-      try {
-        return (await it.nextv(opts.limit)).map(([key, text]) => {
-          const json = verifiedJson(text);
-          if (json !== DAMAGED) return { key, json };
-          this.noteDamage(key, "the stored value fails its checksum", sessionOfKey(key));
-          return { key, json: undefined };
-        });
-      } finally {
-        await it.close();
-      }
-    });
+  /** `prefix`'s values from `from` on as checked JSON text, a page of up to `limit` or about `maxBytes` at a time (cursor.ts). */
+  jsonCursor(prefix: string, opts: { from?: string; limit: number; maxBytes: number }): JsonCursor {
+    const lt = pastPrefix(prefix);
+    return new JsonCursor(
+      {
+        read: (fn) => this.read(fn),
+        generation: () => this.generation,
+        open: (bound) => this.db.iterator<string, string>({ ...bound, lt, valueEncoding: "utf8", highWaterMarkBytes: opts.maxBytes }),
+        damaged: (key) => this.noteDamage(key, "the stored value fails its checksum", sessionOfKey(key)),
+      },
+      opts.from ?? prefix,
+      opts.limit,
+    );
   }
 
   /**
@@ -351,6 +342,7 @@ export class Store {
   private async reopen(): Promise<void> {
     const run = async (): Promise<void> => {
       while (this.reads > 0) await new Promise<void>((r) => this.readsIdle.push(r));
+      this.generation++;
       await this.db.close();
       // Never created afresh: a folder that went missing meanwhile fails the reopen instead.
       await this.db.open({ createIfMissing: false });

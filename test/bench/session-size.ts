@@ -138,12 +138,28 @@ export interface LongLoad {
   after: number;
 }
 
-/** One load of `sessionId` by a fresh window on a fresh daemon; the daemon is stopped after. */
+/** How many integrity scans the daemons of `home` have logged as done. */
+function scansDone(home: string): number {
+  try {
+    return readFileSync(resolvePaths({ ...process.env, REASONIX_HOME: home }).logFile, "utf8").split("store integrity scan done").length - 1;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * One load of `sessionId` by a fresh window on a fresh daemon; the daemon is stopped after. Measured
+ * once the daemon's start-up integrity scan is done (as growth.ts does): it begins 1 s after the first
+ * requests and reads every key of the long ledger too, so it ran into a long load and into the
+ * memory measured 2 s after it.
+ */
 export async function loadOnce(env: Record<string, string>, sessionId: string, cwd: string): Promise<LongLoad> {
+  const scans = scansDone(env.REASONIX_HOME!);
   const reader = new RawClient(env);
   try {
     await reader.request("initialize", { protocolVersion: 1 });
     const pid = await waitForDaemonPid(env.REASONIX_HOME!);
+    for (let i = 0; i < 300 && scansDone(env.REASONIX_HOME!) <= scans; i++) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 300));
     const before = statusKiB(pid, "VmRSS");
     let peak = before;
