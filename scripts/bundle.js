@@ -4,6 +4,7 @@
  * (no ES module loader, no per-file resolution), and one file is read and compiled once.
  *
  * - dist/shim-acp.cjs from dist/shim/acp-main.js: `reasonix acp`, what an editor launches.
+ *   bin/reasonix.js runs both through a V8 code cache (bin/code-cache.js).
  * - dist/daemon-run.cjs from dist/daemon/run-main.js: `reasonix daemon run`, what a cold start waits on.
  *
  * Packages loaded on first use (the openai SDK, the MCP SDK, the shell parser, the encoding
@@ -20,15 +21,18 @@ const DIST = join(ROOT, "dist");
 
 /**
  * Each of our modules keeps its own `import.meta.url` (the file tsc wrote, beside the bundle), so
- * `new URL("./x-worker.js", import.meta.url)` names the same file bundled or not.
+ * `new URL("./x-worker.js", import.meta.url)` names the same file bundled or not. Where the code
+ * only turns it back into a path, the path is given as it is: the round trip through a URL was
+ * most of a millisecond of every start.
  */
 const ownMetaUrl = {
   name: "own-import-meta-url",
   setup(b) {
     b.onLoad({ filter: /\/dist\/(daemon|shim|shared)\/.*\.js$/ }, async (args) => {
       const text = await readFile(args.path, "utf8");
-      const url = `__rx_url(${JSON.stringify(relative(DIST, args.path))})`;
-      return { contents: text.replaceAll("import.meta.url", url), loader: "js", resolveDir: dirname(args.path) };
+      const rel = JSON.stringify(relative(DIST, args.path));
+      const contents = text.replaceAll("fileURLToPath(import.meta.url)", `__rx_file(${rel})`).replaceAll("import.meta.url", `__rx_url(${rel})`);
+      return { contents, loader: "js", resolveDir: dirname(args.path) };
     });
   },
 };
@@ -60,12 +64,20 @@ const common = {
   charset: "ascii",
   legalComments: "external",
   sourcemap: "linked",
-  banner: { js: 'const __rx_url = (p) => require("node:url").pathToFileURL(require("node:path").join(__dirname, p)).href;' },
+  banner: {
+    js: 'const __rx_file = (p) => require("node:path").join(__dirname, p), __rx_url = (p) => require("node:url").pathToFileURL(__rx_file(p)).href;',
+  },
   plugins: [ownMetaUrl],
 };
 
 await Promise.all([
-  build({ ...common, entryPoints: [join(DIST, "shim", "acp-main.js")], outfile: join(DIST, "shim-acp.cjs") }),
+  build({
+    ...common,
+    entryPoints: [join(DIST, "shim", "acp-main.js")],
+    outfile: join(DIST, "shim-acp.cjs"),
+    // Run through the code cache too (bin/reasonix.js): no import(), as below.
+    supported: { "dynamic-import": false },
+  }),
   build({
     ...common,
     entryPoints: [join(DIST, "daemon", "run-main.js")],
