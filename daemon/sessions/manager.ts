@@ -110,7 +110,7 @@ export class SessionManager {
     });
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
     const start = { prompt, providerEnv: input.env, notices: await this.sandboxNotices() };
-    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), start);
+    const session = new Session(record, [], this.deps, Inbox.empty(this.store, record.id), start);
     this.live.set(record.id, session);
     try {
       await session.commit();
@@ -152,7 +152,7 @@ export class SessionManager {
         false,
       );
       const start = { prompt: built, providerEnv: input.env, notices: await this.sandboxNotices() };
-      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), start);
+      const session = new Session(record, history, this.deps, Inbox.empty(this.store, id), start);
       this.live.set(id, session);
       await session.commit();
       return session;
