@@ -4,6 +4,7 @@
  * (no ES module loader, no per-file resolution), and one file is read and compiled once.
  *
  * - dist/shim-acp.cjs from dist/shim/acp-main.js: `reasonix acp`, what an editor launches.
+ *   bin/reasonix.js runs both through a V8 code cache (bin/code-cache.js).
  * - dist/daemon-run.cjs from dist/daemon/run-main.js: `reasonix daemon run`, what a cold start waits on.
  *
  * Packages loaded on first use (the openai SDK, the MCP SDK, the shell parser, the encoding
@@ -18,8 +19,11 @@ import { LOADED_ON_USE, nativeBinding, ownMetaUrl } from "./esbuild-plugins.js";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
 
-/** Each module's `import.meta.url` is its own file's, found from the bundle beside dist/. */
-const metaUrl = ownMetaUrl((path) => `__rx_url(${JSON.stringify(relative(DIST, path))})`);
+/** Each module's own file, found from the bundle beside dist/ (esbuild-plugins.js). */
+const metaUrl = ownMetaUrl({
+  file: (path) => `__rx_file(${JSON.stringify(relative(DIST, path))})`,
+  url: (path) => `__rx_url(${JSON.stringify(relative(DIST, path))})`,
+});
 
 const common = {
   bundle: true,
@@ -35,12 +39,20 @@ const common = {
   charset: "ascii",
   legalComments: "external",
   sourcemap: "linked",
-  banner: { js: 'const __rx_url = (p) => require("node:url").pathToFileURL(require("node:path").join(__dirname, p)).href;' },
+  banner: {
+    js: 'const __rx_file = (p) => require("node:path").join(__dirname, p), __rx_url = (p) => require("node:url").pathToFileURL(__rx_file(p)).href;',
+  },
   plugins: [metaUrl],
 };
 
 await Promise.all([
-  build({ ...common, entryPoints: [join(DIST, "shim", "acp-main.js")], outfile: join(DIST, "shim-acp.cjs") }),
+  build({
+    ...common,
+    entryPoints: [join(DIST, "shim", "acp-main.js")],
+    outfile: join(DIST, "shim-acp.cjs"),
+    // Run through the code cache too (bin/reasonix.js): no import(), as below.
+    supported: { "dynamic-import": false },
+  }),
   build({
     ...common,
     entryPoints: [join(DIST, "daemon", "run-main.js")],

@@ -8,17 +8,20 @@ import { dirname } from "node:path";
 
 /**
  * Replaces `import.meta.url` in each of our compiled modules (`dist/{daemon,shim,shared,test}/…`)
- * with `urlOf(path)`, code naming that module's own file, so `new URL("./x-worker.js",
- * import.meta.url)` names the same file bundled or not.
+ * with `code.url(path)`, code naming that module's own file, so `new URL("./x-worker.js",
+ * import.meta.url)` names the same file bundled or not. Where the code only turns it back into a
+ * path, `code.file(path)` gives the path as it is: the round trip through a URL was most of a
+ * millisecond of every start.
  */
-export function ownMetaUrl(urlOf, folders = "daemon|shim|shared") {
+export function ownMetaUrl(code, folders = "daemon|shim|shared") {
   const filter = new RegExp(`/dist/(${folders})/.*\\.js$`);
   return {
     name: "own-import-meta-url",
     setup(b) {
       b.onLoad({ filter }, async (args) => {
         const text = await readFile(args.path, "utf8");
-        return { contents: text.replaceAll("import.meta.url", urlOf(args.path)), loader: "js", resolveDir: dirname(args.path) };
+        const contents = text.replaceAll("fileURLToPath(import.meta.url)", code.file(args.path)).replaceAll("import.meta.url", code.url(args.path));
+        return { contents, loader: "js", resolveDir: dirname(args.path) };
       });
     },
   };

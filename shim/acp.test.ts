@@ -5,7 +5,7 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { PassThrough, Writable } from "node:stream";
 import { tmpdir } from "node:os";
@@ -15,7 +15,7 @@ import { ErrorCode } from "../shared/jsonrpc.js";
 import { MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { runAcp, type ShimRun } from "./acp.js";
 import { DaemonUnavailableError, type DaemonLink } from "./connect.js";
-import { UnixWebSocket } from "./ws-client.js";
+import { HandshakeError, UnixWebSocket } from "./ws-client.js";
 
 /** An id JavaScript rounds (to 18446744073709552000): only its text says which request it was. */
 const BIG = "18446744073709551617";
@@ -26,7 +26,12 @@ async function fakeDaemon(t: TestContext) {
   const dir = mkdtempSync(join(tmpdir(), "rx-acp-"));
   const path = join(dir, "d.sock");
   const http = createServer();
-  const wss = new WebSocketServer({ server: http });
+  // A window that says x-refuse is refused at the upgrade (401), as the daemon refuses another wire.
+  const wss = new WebSocketServer({ server: http, verifyClient: (info: { req: IncomingMessage }) => !info.req.headers["x-refuse"] });
+  /** What came in each upgrade's own read, behind the request (ws reads it as the first frames). */
+  const heads: Buffer[] = [];
+  // A copy: ws unmasks the frames in place.
+  http.on("upgrade", (_req, _socket, head: Buffer) => heads.push(Buffer.from(head)));
   const connections: { ws: WebSocket; lines: string[]; closed: Promise<number> }[] = [];
   const joined: ((c: (typeof connections)[number]) => void)[] = [];
   wss.on("connection", (ws) => {
@@ -45,6 +50,7 @@ async function fakeDaemon(t: TestContext) {
   return {
     path,
     connections,
+    heads,
     /** The next connection (or the one already made and not yet taken). */
     next: (n: number) => (connections[n] ? Promise.resolve(connections[n]) : new Promise<(typeof connections)[number]>((r) => joined.push(r))),
   };
@@ -202,4 +208,60 @@ test("kill(): the window dies, the socket is dropped without a close frame", asy
   assert.equal(await daemon.closed, 1006);
   const settled = await Promise.race([s.run.exited.then(() => "exited"), new Promise((r) => setTimeout(() => r("still"), 100))]);
   assert.equal(settled, "still", "a killed window reports no exit code of its own");
+});
+
+/** The text of each masked client frame in `data` (small, unfragmented ones: what a shim sends first). */
+function clientTexts(data: Buffer): string[] {
+  const texts: string[] = [];
+  for (let at = 0; at < data.length; ) {
+    let len = data[at + 1]! & 0x7f;
+    let head = 2;
+    if (len === 126) [len, head] = [data.readUInt16BE(at + 2), 4];
+    const mask = data.subarray(at + head, at + head + 4);
+    const payload = Buffer.from(data.subarray(at + head + 4, at + head + 4 + len));
+    for (let i = 0; i < len; i++) payload[i]! ^= mask[i & 3]!;
+    texts.push(payload.toString("utf8"));
+    at += head + 4 + len;
+  }
+  return texts;
+}
+
+test("the editor's initialize goes with the upgrade request; a session/new behind it waits for the daemon's 101", async (t) => {
+  const d = await fakeDaemon(t);
+  let connect!: () => void;
+  const connecting = new Promise<void>((r) => (connect = r));
+  const s = shim({ open: async (_autostart, first) => (await connecting, UnixWebSocket.open(d.path, "/acp", {}, 2000, first)) });
+  const init = request("1", "initialize", { protocolVersion: 1 });
+  const create = request("2", "session/new", { cwd: "/w", mcpServers: [] });
+  s.send(init);
+  s.send(create);
+  await new Promise((r) => setImmediate(r));
+  connect();
+  const daemon = await d.next(0);
+  while (daemon.lines.length < 2) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(daemon.lines, [init, create], "each line once, in order");
+  assert.deepEqual(clientTexts(d.heads[0]!), [init], "only the initialize rode with the upgrade");
+  s.input.end();
+  assert.equal(await s.run.exited, 0);
+});
+
+test("an upgrade refused after the initialize went with it: the editor gets the refusal for it, the daemon never read it", async (t) => {
+  const d = await fakeDaemon(t);
+  const s = shim({
+    open: async (_autostart, first) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return UnixWebSocket.open(d.path, "/acp", { "x-refuse": "1" }, 2000, first).catch((err: unknown) => {
+        throw err instanceof HandshakeError ? new DaemonUnavailableError(err.message) : err;
+      });
+    },
+  });
+  s.send(request(BIG, "initialize", { protocolVersion: 1 }));
+  const refused = JSON.parse((await s.line(`"id":${BIG},`)).replace(BIG, "0")) as { error: { code: number; message: string } };
+  assert.equal(refused.error.code, ErrorCode.DaemonUnavailable);
+  assert.match(refused.error.message, /HTTP 401/);
+  assert.equal(d.connections.length, 0);
+  assert.equal(d.heads.length, 1, "the upgrade was tried");
+  s.input.end();
+  assert.equal(await s.run.exited, 1);
 });

@@ -17,6 +17,8 @@ export const ACP_USAGE = "usage: reasonix acp [--model provider/model]\n";
 
 /** `reasonix acp`'s one flag; throws UsageError on anything else. */
 export function parseAcpArgs(args: string[]): { model?: string | undefined } {
+  // How editors start it: util.parseArgs (two more modules to compile) is left for when there are flags.
+  if (args.length === 0) return {};
   return { model: parseFlags(args, { model: { type: "string" } }, ACP_USAGE).values.model };
 }
 
@@ -47,6 +49,26 @@ const PRIVATE_HEAD = Buffer.from(`{"jsonrpc":"2.0","id":"${PRIVATE_ID_PREFIX}`);
 const startsWith = (data: Buffer, head: Buffer): boolean => data.length >= head.length && data.compare(head, 0, head.length, 0, head.length) === 0;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const STILL_RUNNING_MS = 500;
+
+/**
+ * How many of `lines`, from the first, are initialize requests: the only lines sent before the
+ * daemon has accepted the upgrade. Should that connection fail after the daemon read them, they are
+ * sent again on the next one, which only an initialize (it sets up nothing that outlives its
+ * connection) can take; a session/new or a prompt could be carried out twice.
+ */
+function leadingInitializes(lines: readonly string[]): number {
+  let n = 0;
+  for (const line of lines) {
+    try {
+      const msg = JSON.parse(line) as { method?: unknown } | null;
+      if (msg?.method !== "initialize") break;
+    } catch {
+      break;
+    }
+    n++;
+  }
+  return n;
+}
 
 /** An answer of the shim's own; an id kept as its JSON text (ExactId) is written back as that text. */
 function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): string {
@@ -215,10 +237,16 @@ class AcpShim implements ShimRun {
   }
 
   private async connect(): Promise<void> {
+    // The editor's initialize, there already when the socket connects, goes with the upgrade.
+    let sent = 0;
+    const first = (): string[] => {
+      sent = leadingInitializes(this.early);
+      return this.early.slice(0, sent);
+    };
     try {
-      const socket = await this.io.daemon.open(true);
+      const socket = await this.io.daemon.open(true, first);
       if (this.stopped) socket.destroy();
-      else this.attach(socket);
+      else this.attach(socket, sent);
     } catch (err) {
       // No daemon: the cause goes to stderr once, and to the editor as the error of every request it
       // sends (the ones already queued and every later one) until it closes the input. Never a silent exit.
@@ -233,7 +261,8 @@ class AcpShim implements ShimRun {
     }
   }
 
-  private attach(socket: ShimSocket): void {
+  /** `sent`: how many of the waiting lines went with the upgrade already. */
+  private attach(socket: ShimSocket, sent = 0): void {
     this.ws = socket;
     // Frames pass through as bytes: most are notifications, decoded only to be encoded again.
     socket.on("bytes", (data) => this.fromDaemon(socket, data));
@@ -242,7 +271,7 @@ class AcpShim implements ShimRun {
       if (this.ws === socket) void this.lost();
     });
     socket.on("error", (err) => this.io.stderr(`reasonix acp: socket error: ${err.message}\n`));
-    for (const line of this.early.splice(0)) this.send(socket, line);
+    for (const line of this.early.splice(0).slice(sent)) this.send(socket, line);
     if (this.inputEnded) void this.leave();
   }
 

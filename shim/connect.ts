@@ -69,6 +69,8 @@ export interface WindowOptions {
   model?: string | undefined;
   umask?: number | undefined;
   env?: NodeJS.ProcessEnv | undefined;
+  /** Messages to send right behind the upgrade request, asked once connected (UnixWebSocket.open). */
+  first?: (() => readonly string[]) | undefined;
 }
 
 export function openSocket(paths: Paths, opts: WindowOptions): Promise<UnixWebSocket> {
@@ -85,7 +87,7 @@ export function openSocket(paths: Paths, opts: WindowOptions): Promise<UnixWebSo
   };
   if (opts.model) headers[HEADER_MODEL] = opts.model;
   if (opts.umask !== undefined) headers[HEADER_UMASK] = opts.umask.toString(8).padStart(4, "0");
-  return UnixWebSocket.open(paths.socketPath, "/acp", headers, HANDSHAKE_TIMEOUT_MS).catch((err: unknown) => {
+  return UnixWebSocket.open(paths.socketPath, "/acp", headers, HANDSHAKE_TIMEOUT_MS, opts.first).catch((err: unknown) => {
     if (err instanceof HandshakeError) throw new DaemonUnavailableError(err.message);
     throw err;
   });
@@ -273,8 +275,11 @@ export type ShimSocket = Pick<UnixWebSocket, "send" | "close" | "destroy" | "pau
 export interface DaemonLink {
   /** The home's log file, named when no daemon can be had. */
   readonly logFile: string;
-  /** Opens a window. A rejoin passes false: it never starts a daemon. Rejects with DaemonUnavailableError when none can be had. */
-  open(autostart: boolean): Promise<ShimSocket>;
+  /**
+   * Opens a window. A rejoin passes false: it never starts a daemon. Rejects with DaemonUnavailableError
+   * when none can be had. `first`: messages sent with the upgrade, as WindowOptions.first.
+   */
+  open(autostart: boolean, first?: () => readonly string[]): Promise<ShimSocket>;
   /** The running daemon's pid and log file, as daemon.json names them. */
   info(): { pid: number; logFile?: string } | undefined;
   /** True when the daemon last joined is still running `ms` from now (it dropped the window on purpose); false once it is gone. */
@@ -288,8 +293,8 @@ export function unixDaemon(paths: Paths, opts: WindowOptions): DaemonLink {
   let pid: number | undefined;
   return {
     logFile: paths.logFile,
-    async open(autostart) {
-      const socket = await connectOrStart(paths, { ...opts, autostart });
+    async open(autostart, first) {
+      const socket = await connectOrStart(paths, { ...opts, autostart, first });
       pid = readDaemonInfo(paths)?.pid;
       return socket;
     },

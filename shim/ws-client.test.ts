@@ -28,6 +28,7 @@ async function server(onConnection: (ws: WebSocket, headers: Record<string, unkn
   await new Promise<void>((r) => http.listen(path, r));
   return {
     path,
+    http,
     close: async () => {
       wss.close();
       await new Promise((r) => http.close(r));
@@ -77,6 +78,35 @@ test("a refused upgrade rejects with the status and the server's reason", async 
     assert.match(e.message, /go away!/);
     return true;
   });
+  await srv.close();
+});
+
+test("messages given as first travel with the upgrade request: ws takes them from the upgrade's head, in order, before later sends", async () => {
+  const heads: number[] = [];
+  const received: string[] = [];
+  const srv = await server((ws) => ws.on("message", (data) => received.push(data.toString())));
+  // Seen beside the test server's own upgrade listener, which hands the same head to ws.
+  const seen = new Promise<void>((r) => srv.http.once("upgrade", (_req, _socket, head: Buffer) => (heads.push(head.length), r())));
+  let asked = 0;
+  const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000, () => (asked++, ["one", "twó", "x".repeat(70_000)]));
+  await seen;
+  ws.send("later");
+  while (received.length < 4) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(received, ["one", "twó", "x".repeat(70_000), "later"]);
+  assert.equal(asked, 1);
+  assert.ok(heads[0]! > 0, "the first frames came in the upgrade's own read");
+  await closeClient(ws);
+  await srv.close();
+});
+
+test("a refused upgrade never delivers the messages given as first", async () => {
+  let connections = 0;
+  const srv = await server(() => connections++);
+  await assert.rejects(
+    UnixWebSocket.open(srv.path, "/acp", { "x-refuse": "1" }, 2000, () => ["hello"]),
+    HandshakeError,
+  );
+  assert.equal(connections, 0);
   await srv.close();
 });
 

@@ -9,28 +9,11 @@
  */
 import { isUtf8 } from "node:buffer";
 import { connect, type Socket } from "node:net";
-import type * as Crypto from "node:crypto";
 import { EventEmitter } from "node:events";
-import { createRequire } from "node:module";
 import { MAX_LINE_BYTES } from "../shared/ndjson.js";
+import { clientFrame, handshakeKey, sha1Base64, upgradeRequest } from "./ws-bytes.js";
 
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-
-// node:crypto is a fifth of the shim's start when loaded up front; it is loaded while the daemon
-// answers the upgrade instead (for the Sec-WebSocket-Accept check, then the frames' masks).
-let cryptoModule: typeof Crypto | undefined;
-const load = createRequire(import.meta.url);
-const crypto = (): typeof Crypto => (cryptoModule ??= load("node:crypto") as typeof Crypto);
-
-/**
- * The handshake's nonce, before node:crypto is there. It guards against caching intermediaries,
- * of which a private Unix socket to our own daemon has none; the frames' masks use crypto.
- */
-function handshakeKey(): string {
-  const bytes = Buffer.allocUnsafe(16);
-  for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256);
-  return bytes.toString("base64");
-}
 
 /** The largest message taken, whole or in fragments: the NDJSON line limit plus the daemon's slack (WS_MAX_PAYLOAD). */
 export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES + 1024;
@@ -125,8 +108,14 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
     super();
   }
 
-  /** Opens `path` on the socket and upgrades; rejects with the server's reason on refusal. */
-  static open(socketPath: string, path: string, headers: Record<string, string>, timeoutMs: number): Promise<UnixWebSocket> {
+  /**
+   * Opens `path` on the socket and upgrades; rejects with the server's reason on refusal. `first`,
+   * asked once the socket is connected, names messages to send right behind the upgrade request,
+   * without waiting for the 101: the server reads them as the upgrade's first bytes, and the round
+   * trip of the handshake is off the start's path. Once the open settles they are sent (the caller
+   * counts them); on a refusal the server never reads them.
+   */
+  static open(socketPath: string, path: string, headers: Record<string, string>, timeoutMs: number, first?: () => readonly string[]): Promise<UnixWebSocket> {
     return new Promise((resolve, reject) => {
       const key = handshakeKey();
       const socket = connect({ path: socketPath });
@@ -140,19 +129,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         reject(err);
       };
       socket.once("error", fail);
-      socket.once("connect", () => {
-        const lines = [
-          `GET ${path} HTTP/1.1`,
-          "Host: localhost",
-          "Upgrade: websocket",
-          "Connection: Upgrade",
-          `Sec-WebSocket-Key: ${key}`,
-          "Sec-WebSocket-Version: 13",
-          ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-        ];
-        socket.write(`${lines.join("\r\n")}\r\n\r\n`);
-        setImmediate(crypto);
-      });
+      socket.once("connect", () => socket.write(upgradeRequest(path, key, headers, first?.() ?? [])));
       const onData = (chunk: Buffer): void => {
         head = Buffer.concat([head, chunk]);
         const end = head.indexOf("\r\n\r\n");
@@ -191,11 +168,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
           socket.once("end", finish);
           return;
         }
-        const expected = crypto()
-          .createHash("sha1")
-          .update(key + GUID)
-          .digest("base64");
-        if (header("sec-websocket-accept") !== expected) {
+        if (header("sec-websocket-accept") !== sha1Base64(key + GUID)) {
           fail(new HandshakeError(status, "the daemon's WebSocket handshake did not match"));
           return;
         }
@@ -256,23 +229,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
   }
 
   private writeFrame(opcode: number, payload: Buffer): boolean {
-    const len = payload.length;
-    const headLen = len < 126 ? 2 : len < 65536 ? 4 : 10;
-    const frame = Buffer.allocUnsafe(headLen + 4 + len);
-    frame[0] = 0x80 | opcode;
-    if (len < 126) frame[1] = 0x80 | len;
-    else if (len < 65536) {
-      frame[1] = 0x80 | 126;
-      frame.writeUInt16BE(len, 2);
-    } else {
-      frame[1] = 0x80 | 127;
-      frame.writeBigUInt64BE(BigInt(len), 2);
-    }
-    // Clients must mask (RFC 6455 §5.3); the server rejects unmasked frames.
-    const mask = frame.subarray(headLen, headLen + 4);
-    crypto().randomFillSync(mask);
-    for (let i = 0; i < len; i++) frame[headLen + 4 + i] = payload[i]! ^ mask[i & 3]!;
-    return this.socket.write(frame);
+    return this.socket.write(clientFrame(opcode, payload));
   }
 
   /**

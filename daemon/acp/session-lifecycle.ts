@@ -30,14 +30,17 @@ function startupModel(conn: AcpWindow): string {
 }
 
 export async function newSession(params: z.output<typeof NewSessionRequest>, conn: AcpWindow): Promise<ResultThen> {
-  const session = await conn.services.sessions.create({
-    cwd: params.cwd,
-    additionalDirectories: params.additionalDirectories,
-    model: startupModel(conn),
-    env: conn.info.env,
-    umask: conn.info.umask,
-  });
-  await session.open(conn, { mcpServers: params.mcpServers, created: true });
+  // Attached and set up while its record is written; answered once it is on disk.
+  const session = await conn.services.sessions.create(
+    {
+      cwd: params.cwd,
+      additionalDirectories: params.additionalDirectories,
+      model: startupModel(conn),
+      env: conn.info.env,
+      umask: conn.info.umask,
+    },
+    (created) => created.open(conn, { mcpServers: params.mcpServers, created: true }),
+  );
   const result: NewSessionResponse = { sessionId: session.id, ...session.controls() };
   // Start notices, then the slash menu, follow the answer that carries the session.
   return new ResultThen(result, () => session.greet(conn));

@@ -38,6 +38,20 @@ test("items, order and receipts survive reopening; idempotency compares the text
   });
 });
 
+test("a new session's inbox, made without reading the store, is the one a reopening reads back", async () => {
+  await withStore(async (store) => {
+    const inbox = Inbox.empty(store, "s9");
+    assert.deepEqual([inbox.depth(), inbox.paused], [0, false]);
+    await inbox.enqueue({ text: "first", intent: "followup", source: "acp", idempotencyKey: "k" });
+    const reopened = await Inbox.open(store, "s9");
+    assert.deepEqual(
+      reopened.ordered().map((i) => i.text),
+      ["first"],
+    );
+    assert.equal((await reopened.enqueue({ text: "first", intent: "followup", source: "acp", idempotencyKey: "k" })).idempotent, true);
+  });
+});
+
 test("recovery: admitted items become uncertain, pending work pauses the inbox until a client unpauses; retry requeues", async () => {
   await withStore(async (store) => {
     const inbox = await Inbox.open(store, "s2");

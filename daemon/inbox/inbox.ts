@@ -66,6 +66,11 @@ export class Inbox {
     private readonly items: Map<string, InboxItem>,
   ) {}
 
+  /** The inbox of a session being created under a new id: nothing can be stored under it yet, so nothing is read. */
+  static empty(store: Store, sessionId: string): Inbox {
+    return new Inbox(store, sessionId, { revision: 0, paused: false, recovered: false, recoveredCount: 0, order: [] }, new Map());
+  }
+
   static async open(store: Store, sessionId: string): Promise<Inbox> {
     const head = (await store.get<InboxHead>(inboxKeys.head(sessionId))) ?? { revision: 0, paused: false, recovered: false, recoveredCount: 0, order: [] };
     const items = new Map<string, InboxItem>();

@@ -99,7 +99,13 @@ export class SessionManager {
     return [...this.live.values()];
   }
 
-  async create(input: NewSessionInput): Promise<Session> {
+  /**
+   * A new session, returned once its record is synced. `setUp` (session/new: the window attaching,
+   * its MCP servers, its commands) runs while the record is being written, not after: the disk's
+   * wait and the set-up's reads overlap. A record that cannot be written undoes the set-up (the
+   * session is stopped and forgotten); a set-up that fails leaves the session as a failed open does.
+   */
+  async create(input: NewSessionInput, setUp?: (session: Session) => Promise<void>): Promise<Session> {
     const record = newSessionRecord({
       id: randomUUID(),
       cwd: input.cwd,
@@ -110,14 +116,15 @@ export class SessionManager {
     });
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
     const start = { prompt, providerEnv: input.env, notices: await this.sandboxNotices() };
-    const session = new Session(record, [], this.deps, await Inbox.open(this.store, record.id), start);
+    const session = new Session(record, [], this.deps, Inbox.empty(this.store, record.id), start);
     this.live.set(record.id, session);
-    try {
-      await session.commit();
-    } catch (err) {
+    const [committed, setUpDone] = await Promise.allSettled([session.commit(), setUp?.(session)]);
+    if (committed.status === "rejected") {
       this.live.delete(record.id);
-      throw err;
+      if (setUp) await session.stop().catch(() => undefined);
+      throw committed.reason;
     }
+    if (setUpDone.status === "rejected") throw setUpDone.reason;
     return session;
   }
 
@@ -152,7 +159,7 @@ export class SessionManager {
         false,
       );
       const start = { prompt: built, providerEnv: input.env, notices: await this.sandboxNotices() };
-      const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), start);
+      const session = new Session(record, history, this.deps, Inbox.empty(this.store, id), start);
       this.live.set(id, session);
       await session.commit();
       return session;

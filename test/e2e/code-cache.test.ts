@@ -1,10 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REPO_ROOT } from "../support/harness.js";
+import { BIN, REPO_ROOT } from "../support/harness.js";
 
 interface Loaded {
   exports: { name: string; self: boolean; dir: string; later(): Promise<string> };
@@ -66,7 +67,7 @@ test("a bundle runs the same from source and from its code cache; a cache that d
   assert.equal((fourth.exports as unknown as { extra: number }).extra, 2);
 });
 
-test("the bundles are ASCII (V8 holds their text at one byte a character); the daemon's has no import()", () => {
+test("the bundles are ASCII (V8 holds their text at one byte a character) and have no import()", () => {
   for (const name of ["daemon-run.cjs", "shim-acp.cjs"]) {
     const bytes = readFileSync(join(REPO_ROOT, "dist", name));
     assert.equal(
@@ -75,6 +76,21 @@ test("the bundles are ASCII (V8 holds their text at one byte a character); the d
       name,
     );
   }
-  // It runs through the code cache, where Node 20 cannot serve an import() after a collection.
-  assert.doesNotMatch(readFileSync(join(REPO_ROOT, "dist", "daemon-run.cjs"), "latin1"), /\bimport\(/);
+  // Both run through the code cache, where Node 20 cannot serve an import() after a collection.
+  for (const name of ["daemon-run.cjs", "shim-acp.cjs"]) assert.doesNotMatch(readFileSync(join(REPO_ROOT, "dist", name), "latin1"), /\bimport\(/, name);
+});
+
+test("reasonix acp writes its code cache as its window ends, naming the bundle it ran", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-cc-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const bundle = join(REPO_ROOT, "dist", "shim-acp.cjs");
+  rmSync(`${bundle}.cache`, { force: true });
+  // A home that is a file: the window ends at once (no daemon can be had), through the usual exit.
+  const home = join(dir, "home");
+  writeFileSync(home, "");
+  const ran = spawnSync(process.execPath, [BIN, "acp"], { env: { ...process.env, REASONIX_HOME: home }, input: "", encoding: "utf8" });
+  assert.equal(ran.status, 1, ran.stderr);
+  const { ino, size, mtimeMs } = statSync(bundle);
+  const cache = readFileSync(`${bundle}.cache`);
+  assert.ok(cache.toString("latin1").startsWith(`reasonix-code-cache ${ino} ${size} ${mtimeMs}\n`));
 });

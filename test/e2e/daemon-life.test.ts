@@ -8,6 +8,7 @@ import { Level } from "level";
 import WebSocket from "ws";
 import { RECONNECT_WINDOW_MS } from "../../shim/rejoin.js";
 import { START_BUDGET_MS } from "../../shim/connect.js";
+import { UnixWebSocket } from "../../shim/ws-client.js";
 import { BIN, isAlive, makeHome, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { world, within, processTest } from "./fixture.js";
 
@@ -246,4 +247,35 @@ processTest("a client that closes the shim's stdout mid-stream has left: the shi
   assert.equal((await other.prompt(sessionId, "and then?")).stopReason, "end_turn");
   const assistant = model.requests.at(-1)!.body.messages.filter((m: { role: string }) => m.role === "assistant");
   assert.equal(assistant.at(-1).content, pieces.join(""));
+});
+
+test("messages that come with the upgrade request are the window's first: an initialize and a session/new sent before the 101 are answered in order", async (t) => {
+  const { agent, home, workdir } = await world(t);
+  await agent.initialize();
+  const lines = [
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }),
+    JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: workdir, mcpServers: [] } }),
+  ];
+  const ws = await UnixWebSocket.open(join(home.dir, "run", "daemon.sock"), "/acp", {}, 5000, () => lines);
+  const answers: { id?: number; result?: { protocolVersion?: number; sessionId?: string } }[] = [];
+  ws.on("message", (text) => {
+    const msg = JSON.parse(text) as (typeof answers)[number] & { method?: string };
+    if (msg.method === undefined) answers.push(msg);
+  });
+  await within(
+    5000,
+    "both answers",
+    (async () => {
+      while (answers.length < 2) await new Promise((r) => setTimeout(r, 5));
+    })(),
+  );
+  assert.deepEqual(
+    answers.map((a) => a.id),
+    [1, 2],
+  );
+  assert.equal(answers[0]!.result?.protocolVersion, 1);
+  assert.match(answers[1]!.result?.sessionId ?? "", /^[0-9a-f-]{36}$/);
+  const closed = new Promise((r) => ws.once("close", r));
+  ws.close();
+  await closed;
 });

@@ -315,6 +315,8 @@ test("the store folder removed under a running daemon: /readyz turns not ready w
   const again = await failureOf(agent.newSession(workdir));
   assert.ok(again?.message.includes(cause), again?.message);
   assert.equal(existsSync(db), false);
+  // The session that could not be written is not kept, though it was set up while its record was written.
+  assert.equal((await daemonStatus(home.dir)).sessions.live, status.sessions.live);
 
   await agent.closeStdin();
   await restartDaemon(home.dir);

@@ -47,7 +47,7 @@ function inProcessDaemon(home: string, env: NodeJS.ProcessEnv, opts: WindowOptio
   let joined: Daemon | undefined;
   return {
     ...unixDaemon(paths, opts),
-    async open(autostart) {
+    async open(autostart, first) {
       assertTrustedSocket(paths);
       try {
         joined = autostart ? await daemonFor(home, env) : await daemons.get(home)?.catch(() => undefined);
@@ -56,7 +56,7 @@ function inProcessDaemon(home: string, env: NodeJS.ProcessEnv, opts: WindowOptio
         // A daemon of another process holds the store: it answers on the socket.
         if (!(err instanceof AlreadyRunningError)) throw err;
       }
-      return openSocket(paths, opts);
+      return openSocket(paths, { ...opts, first });
     },
     stillRunningAfter: (ms) => Promise.race([sleep(ms, true), joined?.closed.then(() => false) ?? false]),
   };
