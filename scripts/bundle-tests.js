@@ -30,7 +30,10 @@ export async function bundleTests(files, root, outdir) {
     logLevel: "warning",
     // CommonJS packages inside an ES module bundle still call require().
     banner: { js: 'import { createRequire as __rxRequire } from "node:module"; const require = __rxRequire(import.meta.url);' },
-    plugins: [ownMetaUrl({ file: (path) => JSON.stringify(path), url: (path) => JSON.stringify(pathToFileURL(path).href) }, "daemon|shim|shared|test"), nativeBinding("classic-level/binding.js")],
+    plugins: [
+      ownMetaUrl({ file: (path) => JSON.stringify(path), url: (path) => JSON.stringify(pathToFileURL(path).href) }, "daemon|shim|shared|test"),
+      nativeBinding("classic-level/binding.js"),
+    ],
     external: [...LOADED_ON_USE, "typescript"],
   });
   return new Map(files.map((file) => [file, `${outdir}/${relative(root, file)}`]));
