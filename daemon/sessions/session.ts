@@ -70,6 +70,9 @@ export class Session {
     return this.parts.turns.acceptsSteers;
   }
 
+  get windowCount(): number {
+    return this.parts.attachments.size;
+  }
   activity(): SessionActivity {
     const { attachments, broker, jobs } = this.parts;
     return {
@@ -95,7 +98,10 @@ export class Session {
    */
   async open(window: ClientPort, how: { mcpServers: McpServer[]; created?: boolean; replay?: boolean }): Promise<void> {
     if (how.created) this.parts.attachments.attach(window);
-    else this.adoptWindow(window);
+    else {
+      this.providerEnv ??= window.env;
+      this.state.fillWindowFacts(windowFacts(window, this.deps.config().shellEnvironment));
+    }
     // A window that loads again gets the whole history again, once.
     if (how.replay) this.detach(window);
     this.parts.runtime.connectMcp(how.mcpServers);
@@ -263,12 +269,6 @@ export class Session {
     // The history is stored up to its last commit point; a failing disk must not keep the session open.
     await this.commit().catch((err: unknown) => this.log.warn({ err }, "final save of a stopping session failed"));
     return { closing };
-  }
-
-  /** A window attaches (load, resume): its environment and umask fill only what the session lacks. */
-  private adoptWindow(port: ClientPort): void {
-    this.providerEnv ??= port.env;
-    this.state.fillWindowFacts(windowFacts(port, this.deps.config().shellEnvironment));
   }
 
   private async runPrompt(blocks: ContentBlock[], origin: ClientPort | undefined, queued?: InboxItem, messageId?: string): Promise<StopReason> {
