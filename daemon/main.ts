@@ -25,7 +25,7 @@ import {
   StartupError,
   tellLauncher,
 } from "./startup.js";
-import { SessionManager, type SessionDeps } from "./sessions/index.js";
+import { isIdle, SessionManager, type SessionDeps } from "./sessions/index.js";
 import { afterFirstRequests, type Background } from "./background.js";
 import { modelFactory } from "./provider/factory.js";
 import { SearchThreads } from "./tools/builtin/search-thread.js";
@@ -292,7 +292,7 @@ async function serve(
     draining: false,
     connections: 0,
     windowBacklogBytes: initial.windowBacklogBytes,
-    idle: () => sessions.liveSessions().every((s) => s.isIdle()),
+    idle: () => sessions.liveSessions().every((s) => isIdle(s.activity())),
     plainWindowEnv: basicEnvironment(env),
     sandbox: deps.sandbox,
     searchThreads: () => deps.tools.searches.running,

@@ -11,6 +11,7 @@ export type { OperatorStatus } from "./status.js";
 export type { PruneFilter, PruneResult } from "./retention.js";
 export type { SessionDeps } from "./deps.js";
 export type { SessionActivity, SessionUpdate, StopReason } from "./types.js";
+export { isIdle } from "./types.js";
 export type { ClientCaps, ClientPort } from "../windows/port.js";
 export { STATUS_UPDATE_METHOD } from "./meter.js";
 export { FORM_REQUEST, SURFACE_NOTIFICATION } from "../windows/surfaces.js";

@@ -70,6 +70,10 @@ export class Session {
     return this.parts.turns.acceptsSteers;
   }
 
+  get windowCount(): number {
+    return this.parts.attachments.size;
+  }
+
   activity(): SessionActivity {
     const { attachments, broker, jobs } = this.parts;
     return {
@@ -80,12 +84,6 @@ export class Session {
       jobs: jobs.running(),
       queued: this.parts.inbox.depth(),
     };
-  }
-
-  /** No turn, nothing waiting, no question pending, no job running: the daemon may stop or hand over. */
-  isIdle(): boolean {
-    const a = this.activity();
-    return !a.busy && a.questions === 0 && a.jobs === 0;
   }
 
   /**

@@ -20,6 +20,11 @@ export interface SessionActivity {
   queued: number;
 }
 
+/** No turn, nothing waiting, no question pending, no job running: the daemon may stop or hand over. */
+export function isIdle(a: SessionActivity): boolean {
+  return !a.busy && a.questions === 0 && a.jobs === 0;
+}
+
 /** How a session goes live: its system prompt when one was built, the creating window's environment, notices for the user. */
 export interface SessionStart {
   prompt?: BuiltPrompt | undefined;
