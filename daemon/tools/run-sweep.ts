@@ -15,8 +15,13 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 
 const MARK_OPTION = "--unsetenv";
 const MARK_PREFIX = "REASONIX_RUN_";
-/** Rounds of look-and-kill: a process cloned while a round looked shows in the next one. */
-const MAX_ROUNDS = 40;
+/**
+ * Rounds of look-and-kill, a process cloned while a round looked showing in the next one, for as
+ * long as it takes, up to a bound in time, not in rounds: on a loaded machine a walk of /proc and
+ * the killed processes' exit each take longer, and 40 rounds (~0.5 s quiet) once ended while the
+ * killed sandbox was still exiting.
+ */
+const MAX_SWEEP_MS = 5000;
 const ROUND_PAUSE_MS = 10;
 
 /** A fresh run id: 96 random bits, so no two runs (of any session or daemon) share one. */
@@ -78,13 +83,13 @@ function gone(pid: number): boolean {
 
 /**
  * SIGKILLs every process of the run that is left, until a look finds none and each one signalled
- * has exited (the inner bwrap does so only once its pid namespace is empty), or the rounds run
- * out. Costs one walk of /proc per round; called only when a command is cancelled, timed out or
- * killed. Resolves with the number of processes it signalled.
+ * has exited (the inner bwrap does so only once its pid namespace is empty), or 5 s have passed.
+ * Costs one walk of /proc per round; called only when a command is cancelled, timed out or killed.
+ * Resolves with the number of processes it signalled.
  */
 export async function sweepRun(runId: string): Promise<number> {
   const killed = new Set<number>();
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  for (const deadline = Date.now() + MAX_SWEEP_MS; Date.now() < deadline; ) {
     const pids = markedPids(runId);
     if (pids.length === 0 && [...killed].every(gone)) return killed.size;
     for (const pid of pids) {
