@@ -21,11 +21,14 @@ export const GLOB_MAX_RESULTS = 1000;
 /**
  * Where the job is, for the watchdog on the daemon's side: slot TICKS moves after every line and
  * every file, and slot MATCHING is 1 while a pattern runs. A counter in shared memory costs the
- * job nothing and the event loop no messages; a stuck regex shows as a counter that stops.
+ * job nothing and the event loop no messages; a stuck regex shows as a counter that stops. Slot
+ * THREAD holds the thread's Linux task id (0 where unknown), so the watchdog can tell a thread
+ * waiting for a CPU from one that got it and made no progress.
  */
 export const TICKS = 0;
 export const MATCHING = 1;
-export const PROGRESS_SLOTS = 2;
+export const THREAD = 2;
+export const PROGRESS_SLOTS = 3;
 
 /** A filter without "/" matches file names anywhere ("*.ts"), as in ripgrep's --glob. */
 export function fileFilter(glob: string | undefined): ((root: string, file: string) => boolean) | undefined {

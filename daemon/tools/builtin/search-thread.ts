@@ -4,8 +4,9 @@
  * A regex cannot be interrupted from inside its thread: a job that stops making progress for the
  * stall bound is terminated, thread and all, and so is one whose call is cancelled.
  */
+import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
-import { MATCHING, PROGRESS_SLOTS, TICKS } from "./search-job.js";
+import { MATCHING, PROGRESS_SLOTS, THREAD, TICKS } from "./search-job.js";
 import type { ResultOf, SearchJob, SearchOutcome, SearchRunner, SearchSpec, SkippedLinks } from "../search-types.js";
 import type { WorkerReply } from "./search-worker.js";
 
@@ -43,6 +44,31 @@ export class SearchThreads implements SearchRunner {
       exited: () => this.count--,
     });
   }
+}
+
+/** A thread's scheduler state and CPU time (Linux /proc; undefined elsewhere or once it is gone). */
+function threadState(tid: number): { state: string; cpuMs: number } | undefined {
+  if (tid <= 0) return undefined;
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime, the 14th and 15th fields, in clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    return { state: fields[0] ?? "", cpuMs: (Number(fields[11]) + Number(fields[12])) * 10 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * No progress for the bound is a stall only if the thread had the chance to make some. At the
+ * lowest priority on a loaded machine a thread can wait seconds for a CPU: runnable all along but
+ * given less than half the bound of CPU since it last moved, it is starved, not stuck, and the
+ * search's whole deadline still bounds it. A thread blocked on a read (a hung file system) or one
+ * that burned its CPU without moving (a stuck pattern) is stalled.
+ */
+function starved(tid: number, cpuAtMove: number, stallMs: number): boolean {
+  const now = threadState(tid);
+  return now !== undefined && now.state === "R" && now.cpuMs - cpuAtMove < stallMs / 2;
 }
 
 /** Starts the job's thread and settles with its outcome once the thread is gone. */
@@ -84,6 +110,7 @@ function watchWorker<S extends SearchSpec>(
     const started = performance.now();
     let lastTicks = 0;
     let lastMove = started;
+    let cpuAtMove = 0;
     watchdog = setInterval(
       () => {
         const ticks = Atomics.load(progress, TICKS);
@@ -91,7 +118,8 @@ function watchWorker<S extends SearchSpec>(
         if (ticks !== lastTicks) {
           lastTicks = ticks;
           lastMove = now;
-        } else if (ticks > 0 && now - lastMove >= stallMs) {
+          cpuAtMove = threadState(Atomics.load(progress, THREAD))?.cpuMs ?? 0;
+        } else if (ticks > 0 && now - lastMove >= stallMs && !starved(Atomics.load(progress, THREAD), cpuAtMove, stallMs)) {
           finish({ status: "stalled", matching: Atomics.load(progress, MATCHING) === 1, boundMs: stallMs });
         } else if (now - started >= totalMs + stallMs) {
           finish({ status: "crashed", message: `the search thread did not finish within ${seconds(totalMs + stallMs)} s` });

@@ -5,18 +5,18 @@
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
-import { runSearchJob } from "./search-job.js";
+import { runSearchJob, THREAD } from "./search-job.js";
 import type { SearchJob } from "../search-types.js";
 import { errorText } from "../../../shared/error-text.js";
 
 export type WorkerReply = { ok: true; result: ReturnType<typeof runSearchJob> } | { ok: false; error: { message: string; code: string | undefined } };
 
-lowerPriority();
-
 const { job, progress } = workerData as { job: SearchJob; progress: SharedArrayBuffer };
+const slots = new Int32Array(progress);
+Atomics.store(slots, THREAD, lowerPriority());
 let reply: WorkerReply;
 try {
-  reply = { ok: true, result: runSearchJob(job, new Int32Array(progress)) };
+  reply = { ok: true, result: runSearchJob(job, slots) };
 } catch (err) {
   const code = (err as { code?: unknown } | null)?.code;
   reply = { ok: false, error: { message: errorText(err), code: typeof code === "string" ? code : undefined } };
@@ -27,12 +27,16 @@ parentPort!.postMessage(reply);
  * A search that burns a core (a stuck pattern, until the watchdog ends it) must not take it from
  * the daemon's event-loop thread. Linux schedules each thread as a task of its own, so this thread
  * alone can go to the lowest priority; where that is not possible the search runs as it is.
+ * Returns the thread's task id, 0 where there is none to give.
  */
-function lowerPriority(): void {
+function lowerPriority(): number {
+  let tid = 0;
   try {
-    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 19);
+    tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (!Number.isInteger(tid) || tid <= 0) return 0;
+    setPriority(tid, 19);
   } catch {
     // No /proc/thread-self (not Linux) or not allowed: same priority as the daemon.
   }
+  return tid;
 }
