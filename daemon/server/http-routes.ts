@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { WIRE_MAJOR } from "../../shared/wire.js";
+import { StoreDamagedError } from "../store/errors.js";
 import { keys } from "../store/store.js";
 import type { DaemonState } from "./state.js";
 import type { SandboxStatus } from "../tools/sandbox-probe.js";
@@ -36,7 +37,15 @@ export async function httpRoutes(app: FastifyInstance, opts: { state: DaemonStat
 
   app.get("/status", async () => {
     const live = state.services.sessions.liveSessions().map((s) => s.operatorStatus());
-    const stored = (await state.store.range(keys.sessionPrefix)).length;
+    // A damaged store is when the status matters most: the count is unknown (null) and the damage
+    // itself, noted by the failed read, is listed under `store`.
+    const stored = await state.store.range(keys.sessionPrefix).then(
+      (records) => records.length,
+      (err: unknown) => {
+        if (err instanceof StoreDamagedError) return null;
+        throw err;
+      },
+    );
     return {
       version: state.services.version,
       build: state.build,

@@ -12,7 +12,8 @@ export function getText(socketPath: string, path: string): Promise<string> {
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve(body));
+      // An error answer rejects with its status and body, so a test sees the daemon's own cause.
+      res.on("end", () => ((res.statusCode ?? 0) >= 400 ? reject(new Error(`GET ${path}: ${res.statusCode} ${body}`)) : resolve(body)));
     });
     req.on("error", reject);
     req.end();
