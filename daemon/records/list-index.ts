@@ -50,6 +50,34 @@ function cwdHash(cwd: string): string {
 
 export const listPrefix = (cwd: string | undefined): string => (cwd === undefined ? keyspace.list.range() : keyspace.listByCwd.range(cwdHash(cwd)));
 
+/** A session's place in the list and what the list shows of it. */
+export interface Listing {
+  sortKey: string;
+  entry: ListEntry;
+}
+
+/**
+ * The first `limit` listings in sort order, of `stored` (in order already: read from the index) and
+ * of `live` (in any order), in one pass over `live` without sorting it: a window may list again and
+ * again while a thousand unprompted sessions are live.
+ */
+export function firstListings(stored: readonly Listing[], live: Iterable<Listing>, limit: number): Listing[] {
+  const first = stored.slice(0, limit);
+  for (const l of live) {
+    if (first.length === limit && l.sortKey >= first[limit - 1]!.sortKey) continue;
+    let lo = 0;
+    let hi = first.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (first[mid]!.sortKey < l.sortKey) lo = mid + 1;
+      else hi = mid;
+    }
+    first.splice(lo, 0, l);
+    if (first.length > limit) first.pop();
+  }
+  return first;
+}
+
 /** Orders newest first, then by id, as plain byte order of keys. */
 export function sortKey(record: Pick<Listed, "updatedAt" | "id">): string {
   const ms = Date.parse(record.updatedAt);

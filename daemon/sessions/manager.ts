@@ -13,7 +13,7 @@ import { Inbox } from "../inbox/inbox.js";
 import { isIdle, newSessionRecord, type ClientPort, type SessionRecord } from "./types.js";
 import { storedConversation } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
-import { listPrefix, storedIndexKeys, type ListEntry } from "../records/list-index.js";
+import { firstListings, listPrefix, storedIndexKeys, type ListEntry, type Listing } from "../records/list-index.js";
 import { buildSystemPrompt } from "../agent/instructions.js";
 import { recoverAtStart, recoverInterrupted, type RecoveryHost } from "./recovery.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
@@ -42,6 +42,14 @@ export interface ListPage {
 }
 
 const PAGE_SIZE = 50;
+
+/** The live sessions the index does not hold yet, in `cwd` (any when undefined), after the cursor. */
+function* unindexedListings(live: Iterable<Session>, cwd: string | undefined, after: string): Iterable<Listing> {
+  for (const s of live) {
+    const l = s.unindexedListing();
+    if (l !== undefined && (cwd === undefined || l.entry.cwd === cwd) && l.sortKey > after) yield l;
+  }
+}
 
 export class SessionManager {
   private readonly live = new Map<string, Session>();
@@ -258,10 +266,7 @@ export class SessionManager {
       sortKey: e.key.slice(prefix.length),
       entry: e.value,
     }));
-    const unindexed = [...this.live.values()]
-      .map((s) => s.unindexedListing())
-      .filter((l): l is NonNullable<typeof l> => l !== undefined && (cwd === undefined || l.entry.cwd === cwd) && l.sortKey > after);
-    const merged = [...stored, ...unindexed].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+    const merged = firstListings(stored, unindexedListings(this.live.values(), cwd, after), PAGE_SIZE + 1);
     const page = merged.slice(0, PAGE_SIZE);
     const last = page.at(-1);
     return {

@@ -10,7 +10,7 @@ import { StoreWriteError } from "../store/errors.js";
 import { SessionWriter } from "../ledger/writer.js";
 import { ChunkJoiner } from "../ledger/ledger-join.js";
 import { isConversation, withMessageId } from "../ledger/message-ids.js";
-import { indexKeys, listEntry, reindexOps, sortKey, type ListEntry } from "../records/list-index.js";
+import { indexKeys, listEntry, reindexOps, sortKey, type Listing } from "../records/list-index.js";
 import { buildSystemPrompt, instructionsNotice } from "../agent/instructions.js";
 import type { CompactionInfo } from "../agent/compactor.js";
 import type { GoalState } from "../agent/goal.js";
@@ -51,6 +51,8 @@ export class SessionState {
   private faultError: unknown;
   /** The list index keys the store holds for this session now. */
   private indexed: string[];
+  /** This session's list entry as last made, with the folder list it was made from. */
+  private listing: (Listing & { dirs: readonly string[] }) | undefined;
 
   /** The record as memory holds it; read-only outside: it changes through the methods below. */
   get record(): Readonly<SessionRecord> {
@@ -68,8 +70,14 @@ export class SessionState {
   }
 
   /** This session's list entry while the index does not hold it (no title yet); else undefined. */
-  unindexedListing(): { sortKey: string; entry: ListEntry } | undefined {
-    return this.indexed.length === 0 ? { sortKey: sortKey(this.stored), entry: listEntry(this.stored) } : undefined;
+  unindexedListing(): Listing | undefined {
+    if (this.indexed.length !== 0) return undefined;
+    const { updatedAt, cwd, title, additionalDirectories } = this.stored;
+    const made = this.listing;
+    // Made again only when what it shows changed: every session/list asks each live session.
+    if (made?.entry.updatedAt === updatedAt && made.entry.cwd === cwd && made.entry.title === title && made.dirs === additionalDirectories) return made;
+    this.listing = { sortKey: sortKey(this.stored), entry: listEntry(this.stored), dirs: additionalDirectories };
+    return this.listing;
   }
 
   get id(): string {
