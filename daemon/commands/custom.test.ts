@@ -8,8 +8,9 @@ import { type CommandDir, expandTemplate, loadCustomCommands, MAX_COMMAND_BYTES,
 /** A command folder whose files may lie anywhere under `bound`. */
 const inside = (dir: string, bound = dir): CommandDir => ({ dir, inside: [bound], boundary: "the test's folder" });
 
-test("commands come from nested markdown files; the project folder overrides the user folder", async () => {
+test("commands come from nested markdown files; the project folder overrides the user folder", async (t) => {
   const base = mkdtempSync(join(tmpdir(), "rx-cmd-"));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
   const user = join(base, "user");
   const project = join(base, "project");
   mkdirSync(join(user, "git"), { recursive: true });

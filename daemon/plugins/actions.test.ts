@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +8,12 @@ import { loadPlugins, type Plugin } from "./manifest.js";
 import { probeSandbox } from "../tools/sandbox-probe.js";
 import { sandboxOf } from "../tools/sandbox.js";
 
+/** The plugin folders the tests made, removed when the file is done. */
+const made: string[] = [];
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 const node = process.execPath;
 const env = { PATH: process.env.PATH, SECRET_HINT: "from-caller" };
 const umask = 0o022;
@@ -15,6 +21,7 @@ const umask = 0o022;
 /** One plugin folder with a manifest and scripts, loaded strictly so every fixture is valid. */
 async function plugin(name: string, actions: unknown[], scripts: Record<string, string> = {}): Promise<Plugin[]> {
   const dir = mkdtempSync(join(tmpdir(), "rx-actions-"));
+  made.push(dir);
   mkdirSync(join(dir, name));
   writeFileSync(join(dir, name, "manifest.json"), JSON.stringify({ name, actions }));
   for (const [file, text] of Object.entries(scripts)) writeFileSync(join(dir, name, file), text);

@@ -1,12 +1,19 @@
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadPlugins, PluginLoadError } from "./manifest.js";
 
+/** The plugin folders the tests made, removed when the file is done. */
+const made: string[] = [];
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 function pluginsDir(plugins: Record<string, unknown>): string {
   const dir = mkdtempSync(join(tmpdir(), "rx-plugins-"));
+  made.push(dir);
   for (const [folder, manifest] of Object.entries(plugins)) {
     mkdirSync(join(dir, folder));
     if (manifest !== undefined) writeFileSync(join(dir, folder, "manifest.json"), typeof manifest === "string" ? manifest : JSON.stringify(manifest));

@@ -81,8 +81,10 @@ test("the sweep kills the run's sandbox, everything inside it with it, and nothi
     b.kill("SIGKILL");
     void sweepRun(other);
   });
-  // Both sandboxes up: an outer and an inner bwrap each, their sleeps inside.
-  for (let i = 0; i < 300 && (withWord(`sleep 31.${word}`).length === 0 || withWord(`sleep 32.${word}`).length === 0); i++) await sleep(10);
+  // Both sandboxes up: an outer and an inner bwrap each, their sleeps inside. The outer bwrap's own
+  // command line holds the word from its spawn on, so the word alone does not say the inside is up.
+  const up = (id: string, seconds: string) => markedPids(id).length >= 2 && withWord(`sleep ${seconds}.${word}`).length >= 3;
+  for (let i = 0; i < 300 && !(up(mine, "31") && up(other, "32")); i++) await sleep(10);
   const inner = markedPids(mine).find((p) => p !== a.pid)!;
   assert.ok(inner, "the inner bwrap carries the mark of its clone");
   assert.ok(alive(b.pid!));

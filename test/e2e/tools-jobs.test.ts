@@ -28,7 +28,7 @@ const toolResults = (body: any): Record<string, string> =>
 test("a background command outlives every window; a later turn from a new window reads its new output and kills it; session close ends the rest", async (t) => {
   const w = await world(t);
   const { agent, model, workdir, home } = w;
-  const ticker = "echo $$ > job.pid; i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.05; done";
+  const ticker = "echo $$ > job.pid; i=0; while :; do i=$((i+1)); echo tick $i; echo $i > job.n; sleep 0.05; done";
   model.enqueue({ toolCalls: [{ id: "start", name: "run_command", arguments: { command: ticker, background: true } }] }, { content: ["started"] });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
@@ -71,6 +71,8 @@ test("a background command outlives every window; a later turn from a new window
     { toolCalls: [{ id: "kill", name: "command_kill", arguments: { jobId: "job-1" } }] },
     { content: ["stopped it"] },
   );
+  // The first read is to hold more than one line: a warm test process gets here within one tick.
+  await until(() => existsSync(join(workdir, "job.n")) && Number(readFileSync(join(workdir, "job.n"), "utf8")) >= 2, "the job's second line");
   const before = model.requests.length;
   assert.equal((await within(10_000, "the reading turn", w2.prompt(sessionId, "read and stop it"))).stopReason, "end_turn");
   const results = toolResults(model.requests.at(-1)!.body);
