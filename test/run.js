@@ -8,16 +8,19 @@
 // the soak files are left out.
 // Output: the spec reporter live on stdout, then one line "N passed, N failed[, N skipped]" taken
 // from a TAP copy of the same run. Exit status is non-zero on any failure or when nothing ran.
-// Each file runs bundled (scripts/bundle-tests.js; REASONIX_TEST_BUNDLE=0 runs the files tsc wrote).
+// Each file runs bundled (scripts/bundle-tests.js; REASONIX_TEST_BUNDLE=0 runs the files tsc wrote),
+// and files share test processes in batches (test/batches.js), one batch per slot.
 // REASONIX_TEST_TIMEOUT_MS overrides the per-test timeout (default 5 minutes); REASONIX_TEST_CONCURRENCY
-// the number of files run at once (default twice the cores: most of a test's time is spent waiting on
-// processes, sockets and timers, and two at a time left a 2-core machine 40 % idle).
+// the number of batches run at once (default three per core, two with --fast: the end-to-end tests
+// through processes spend most of their time waiting on processes, sockets and timers, while the
+// in-process ones keep their cores busy).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bundleTests } from "../scripts/bundle-tests.js";
+import { pack, writeBatches } from "./batches.js";
 import { SOAK_FILES } from "./soak-files.js";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -52,37 +55,6 @@ try {
   process.exit(1);
 }
 
-function isEndToEnd(file) {
-  return relative(testDir, file).split(sep)[0] === "test";
-}
-
-/**
- * The files that took longest in a run of the whole suite (2-core machine, December 2026: 15–40 s
- * each, against 1–10 s for most), longest first. Only an order: a file missing here runs anyway.
- */
-const LONGEST = [
-  "e2e/durable",
-  "e2e/tools-editor",
-  "e2e/bounded-work",
-  "e2e/crash-matrix",
-  "e2e/tools-permissions",
-  "e2e/daemon-trust",
-  "e2e/extensions",
-  "e2e/daemon-life",
-  "e2e/controls",
-  "e2e/conformance-capabilities",
-  "e2e/conformance.",
-  "support/harness",
-  "e2e/security-sandbox",
-  "e2e/tools-jobs",
-];
-
-function rank(file) {
-  const rel = relative(testDir, file).split(sep).join("/");
-  const i = LONGEST.findIndex((f) => rel.includes(f));
-  return i >= 0 ? i : LONGEST.length + (isEndToEnd(file) ? 0 : 1);
-}
-
 const files = findTests(testDir)
   .filter((file) => {
     const rel = relative(testDir, file).split(sep).join("/");
@@ -90,9 +62,7 @@ const files = findTests(testDir)
     if (filters.length === 0) return true;
     return filters.some((f) => rel.includes(f));
   })
-  // The longest files first, then the other end-to-end files, then the unit files: the short ones
-  // fill in around the long ones instead of one long file running alone at the end.
-  .sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  .sort();
 
 if (files.length === 0) {
   process.stderr.write(`no test files under dist/${filters.length ? ` match ${filters.join(", ")}` : ""}\n`);
@@ -100,8 +70,25 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+const concurrency = Number(process.env.REASONIX_TEST_CONCURRENCY) || (fast ? 2 : 3) * availableParallelism();
+const bundleDir = join(testDir, "test", BUNDLE_DIR);
 // REASONIX_TEST_BUNDLE=0 runs the files tsc wrote, one module at a time (stack traces name them).
-const run = process.env.REASONIX_TEST_BUNDLE === "0" ? files : [...(await bundleTests(files, testDir, join(testDir, "test", BUNDLE_DIR))).values()];
+const modules = process.env.REASONIX_TEST_BUNDLE === "0" ? new Map(files.map((f) => [f, f])) : await bundleTests(files, testDir, bundleDir);
+mkdirSync(bundleDir, { recursive: true });
+// REASONIX_TEST_BATCHES sets how many batches share the files (default: as many as run at once; 0
+// runs every file in a process of its own).
+const batchCount = process.env.REASONIX_TEST_BATCHES === undefined ? concurrency : Number(process.env.REASONIX_TEST_BATCHES);
+const run =
+  batchCount === 0
+    ? [...modules.values()]
+    : writeBatches(
+        pack(
+          files.map((f) => ({ rel: relative(testDir, f).split(sep).join("/"), run: modules.get(f) })),
+          batchCount,
+          fast,
+        ),
+        bundleDir,
+      );
 
 const tapDir = mkdtempSync(join(tmpdir(), "reasonix-tap-"));
 const tapFile = join(tapDir, "report.tap");
@@ -110,7 +97,7 @@ const child = spawn(
   process.execPath,
   [
     "--test",
-    `--test-concurrency=${process.env.REASONIX_TEST_CONCURRENCY || 2 * availableParallelism()}`,
+    `--test-concurrency=${concurrency}`,
     // A safety net, not an assertion on time: a wedged agent must not hang CI forever.
     `--test-timeout=${process.env.REASONIX_TEST_TIMEOUT_MS || 300000}`,
     "--test-reporter=spec",
