@@ -382,5 +382,6 @@ export class SessionManager {
     // Saved, MCP servers ended, background jobs too: none outlives the daemon.
     await Promise.all([...this.live.values()].map((s) => s.shutdown()));
     await Promise.all([...this.stopping]);
+    this.deps.tools.searches.close();
   }
 }

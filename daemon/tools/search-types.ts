@@ -88,7 +88,9 @@ export interface SearchRunner {
   run<S extends SearchSpec>(spec: S, opts: { signal: AbortSignal; stallMs?: number; totalMs?: number }): Promise<SearchOutcome<ResultOf<S>>>;
 }
 
-/** A daemon's search threads as the daemon sees them: runs searches, counts the threads alive. */
+/** A daemon's search threads as the daemon sees them: runs searches, counts those running, ends. */
 export interface SearchThreadsView extends SearchRunner {
   readonly running: number;
+  /** Ends the thread kept between searches; the daemon is stopping. */
+  close(): void;
 }

@@ -42,6 +42,7 @@ export function fixture(): Fixture {
     answer: undefined,
     cleanup: () => {
       void jobs.killAll();
+      searches.close();
       rmSync(dir, { recursive: true, force: true });
     },
     ctx: {

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { MATCHING, PROGRESS_SLOTS, THREAD, TICKS } from "./search-job.js";
 import type { ResultOf, SearchJob, SearchOutcome, SearchRunner, SearchSpec, SkippedLinks } from "../search-types.js";
-import type { WorkerReply } from "./search-worker.js";
+import type { WorkerReply, WorkerRequest } from "./search-worker.js";
 
 /** A real file beside this one in dist, so it works wherever the compiled daemon runs from. */
 const WORKER_URL = new URL("./search-worker.js", import.meta.url);
@@ -19,17 +19,24 @@ export const MIN_TOTAL_MS = 60_000;
 /** A walk that lists a huge tree holds every path; more than that is a runaway. */
 const WORKER_HEAP_MB = 256;
 
+/** How long a thread whose search ended waits for the next one before it ends too. */
+const IDLE_MS = 30_000;
+
 /**
  * One daemon's search threads: its stall bound (searchTimeoutSeconds, read at each search, so a
- * changed config.json applies to the next one) and how many run now. Made once per daemon: two
- * daemons in one process (the in-process tests make them) each keep their own bound and count.
+ * changed config.json applies to the next one), how many searches run now, and one thread kept
+ * between searches (a thread costs tens of milliseconds of CPU to start; a model often greps
+ * several times in a turn). Made once per daemon: two daemons in one process (the in-process tests
+ * make them) each keep their own bound, count and thread.
  */
 export class SearchThreads implements SearchRunner {
   private count = 0;
+  private idle: { worker: Worker; timer: NodeJS.Timeout; gone: () => void } | undefined;
+  private closed = false;
 
   constructor(private readonly stallBound: () => number = () => DEFAULT_STALL_MS) {}
 
-  /** Threads alive now (for /metrics, and for tests that a stopped search left none). */
+  /** Searches running now (for /metrics, and for tests that a stopped search left none). */
   get running(): number {
     return this.count;
   }
@@ -39,10 +46,51 @@ export class SearchThreads implements SearchRunner {
     const stallMs = opts.stallMs ?? this.stallBound();
     const totalMs = opts.totalMs ?? Math.max(MIN_TOTAL_MS, stallMs);
     const job = { ...spec, deadline: Date.now() + totalMs } as SearchJob;
-    return watchWorker<S>(job, opts.signal, stallMs, totalMs, {
-      started: () => this.count++,
-      exited: () => this.count--,
+    this.count++;
+    return watchWorker<S>(this.take(), job, opts.signal, stallMs, totalMs, (kept) => {
+      this.count--;
+      if (kept) this.keep(kept);
     });
+  }
+
+  /** Ends the thread kept for the next search (the daemon stops). */
+  close(): void {
+    this.closed = true;
+    this.drop();
+  }
+
+  private take(): Worker {
+    const idle = this.idle;
+    if (idle === undefined) return new Worker(WORKER_URL, { env: {}, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+    this.idle = undefined;
+    clearTimeout(idle.timer);
+    idle.worker.off("error", idle.gone).off("exit", idle.gone);
+    idle.worker.ref();
+    return idle.worker;
+  }
+
+  /** A thread whose search ended by itself waits for the next one; one waiting is enough. */
+  private keep(worker: Worker): void {
+    if (this.closed || this.idle !== undefined) {
+      void worker.terminate();
+      return;
+    }
+    // A waiting thread holds neither the daemon's loop nor its exit; one that fails or ends while
+    // waiting is dropped (an error event without a listener would end the daemon).
+    const gone = (): void => {
+      if (this.idle?.worker === worker) this.drop();
+    };
+    worker.unref();
+    worker.on("error", gone).on("exit", gone);
+    this.idle = { worker, timer: setTimeout(() => this.drop(), IDLE_MS).unref(), gone };
+  }
+
+  private drop(): void {
+    const idle = this.idle;
+    if (idle === undefined) return;
+    this.idle = undefined;
+    clearTimeout(idle.timer);
+    void idle.worker.terminate();
   }
 }
 
@@ -71,39 +119,57 @@ function starved(tid: number, cpuAtMove: number, stallMs: number): boolean {
   return now !== undefined && now.state === "R" && now.cpuMs - cpuAtMove < stallMs / 2;
 }
 
-/** Starts the job's thread and settles with its outcome once the thread is gone. */
+/**
+ * Gives the job to the thread and settles with its outcome: at once when the thread answered (it is
+ * handed to `done` to be kept), else once the thread is gone.
+ */
 function watchWorker<S extends SearchSpec>(
+  worker: Worker,
   job: SearchJob,
   signal: AbortSignal,
   stallMs: number,
   totalMs: number,
-  life: { started(): void; exited(): void },
+  done: (kept: Worker | undefined) => void,
 ): Promise<SearchOutcome<ResultOf<S>>> {
   const shared = new SharedArrayBuffer(PROGRESS_SLOTS * Int32Array.BYTES_PER_ELEMENT);
   const progress = new Int32Array(shared);
-  const worker = new Worker(WORKER_URL, {
-    workerData: { job, progress: shared },
-    env: {},
-    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-  });
-  life.started();
   return new Promise((resolve) => {
     let settled = false;
     let watchdog: NodeJS.Timeout | undefined;
-    // Every outcome waits for the thread to be gone (a finished one ends by itself at once), so a
-    // stopped search leaves no CPU burning behind it and the count of threads is exact.
-    const finish = (outcome: SearchOutcome<ResultOf<S>>): void => {
+    // A stopped search waits for its thread to be gone, so it leaves no CPU burning behind it and
+    // the count of searches is exact; a thread that answered is idle and can serve the next one.
+    const finish = (outcome: SearchOutcome<ResultOf<S>>, answered: boolean): void => {
       if (settled) return;
       settled = true;
       clearInterval(watchdog);
       signal.removeEventListener("abort", onAbort);
-      worker.terminate().then(
-        () => resolve(outcome),
-        () => resolve(outcome),
-      );
+      worker.off("message", onMessage).off("error", onError).off("exit", onExit);
+      if (answered) {
+        done(worker);
+        resolve(outcome);
+        return;
+      }
+      const gone = (): void => {
+        done(undefined);
+        resolve(outcome);
+      };
+      worker.terminate().then(gone, gone);
     };
-    const onAbort = (): void => finish({ status: "cancelled" });
+    const onAbort = (): void => finish({ status: "cancelled" }, false);
+    const onMessage = (reply: WorkerReply): void => {
+      if (reply.ok) {
+        finish({ status: "done", result: reply.result as ResultOf<S>, timeLimitMs: totalMs }, true);
+        return;
+      }
+      const error: Error & { code?: string } = new Error(reply.error.message);
+      if (reply.error.code) error.code = reply.error.code;
+      finish({ status: "failed", error }, true);
+    };
+    const onError = (err: Error): void => finish({ status: "crashed", message: err.message }, false);
+    const onExit = (code: number): void => finish({ status: "crashed", message: `the search thread ended with code ${code} before it answered` }, false);
     signal.addEventListener("abort", onAbort, { once: true });
+    worker.once("message", onMessage).once("error", onError).once("exit", onExit);
+    worker.postMessage({ job, progress: shared } satisfies WorkerRequest);
 
     // The stall clock starts at the job's first tick, so starting a thread under load is no stall;
     // a thread that never gets going is stopped once the whole search's time is up.
@@ -120,25 +186,14 @@ function watchWorker<S extends SearchSpec>(
           lastMove = now;
           cpuAtMove = threadState(Atomics.load(progress, THREAD))?.cpuMs ?? 0;
         } else if (ticks > 0 && now - lastMove >= stallMs && !starved(Atomics.load(progress, THREAD), cpuAtMove, stallMs)) {
-          finish({ status: "stalled", matching: Atomics.load(progress, MATCHING) === 1, boundMs: stallMs });
+          finish({ status: "stalled", matching: Atomics.load(progress, MATCHING) === 1, boundMs: stallMs }, false);
         } else if (now - started >= totalMs + stallMs) {
-          finish({ status: "crashed", message: `the search thread did not finish within ${seconds(totalMs + stallMs)} s` });
+          finish({ status: "crashed", message: `the search thread did not finish within ${seconds(totalMs + stallMs)} s` }, false);
         }
       },
       Math.max(10, Math.min(250, stallMs / 10)),
     );
     watchdog.unref();
-    worker.once("message", (reply: WorkerReply) => {
-      if (reply.ok) return finish({ status: "done", result: reply.result as ResultOf<S>, timeLimitMs: totalMs });
-      const error: Error & { code?: string } = new Error(reply.error.message);
-      if (reply.error.code) error.code = reply.error.code;
-      finish({ status: "failed", error });
-    });
-    worker.once("error", (err) => finish({ status: "crashed", message: err.message }));
-    worker.once("exit", (code) => {
-      life.exited();
-      finish({ status: "crashed", message: `the search thread ended with code ${code} before it answered` });
-    });
   });
 }
 

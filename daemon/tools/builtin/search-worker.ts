@@ -1,27 +1,37 @@
 /**
- * The search worker's entry: one job from workerData, one message back, then the thread ends. The
- * daemon terminates it instead when it stalls or the call is cancelled (search-thread.ts).
+ * The search worker's entry: jobs one at a time, each a message with the job and its progress
+ * slots in, one message back. The thread is kept between searches (starting one costs tens of
+ * milliseconds of CPU); the daemon terminates it instead when a search stalls or its call is
+ * cancelled (search-thread.ts), and a new thread serves the next search.
  */
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 import { runSearchJob, THREAD } from "./search-job.js";
 import type { SearchJob } from "../search-types.js";
 import { errorText } from "../../../shared/error-text.js";
 
 export type WorkerReply = { ok: true; result: ReturnType<typeof runSearchJob> } | { ok: false; error: { message: string; code: string | undefined } };
 
-const { job, progress } = workerData as { job: SearchJob; progress: SharedArrayBuffer };
-const slots = new Int32Array(progress);
-Atomics.store(slots, THREAD, lowerPriority());
-let reply: WorkerReply;
-try {
-  reply = { ok: true, result: runSearchJob(job, slots) };
-} catch (err) {
-  const code = (err as { code?: unknown } | null)?.code;
-  reply = { ok: false, error: { message: errorText(err), code: typeof code === "string" ? code : undefined } };
+/** What the daemon sends for each search. */
+export interface WorkerRequest {
+  job: SearchJob;
+  progress: SharedArrayBuffer;
 }
-parentPort!.postMessage(reply);
+
+const tid = lowerPriority();
+parentPort!.on("message", ({ job, progress }: WorkerRequest) => {
+  const slots = new Int32Array(progress);
+  Atomics.store(slots, THREAD, tid);
+  let reply: WorkerReply;
+  try {
+    reply = { ok: true, result: runSearchJob(job, slots) };
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    reply = { ok: false, error: { message: errorText(err), code: typeof code === "string" ? code : undefined } };
+  }
+  parentPort!.postMessage(reply);
+});
 
 /**
  * A search that burns a core (a stuck pattern, until the watchdog ends it) must not take it from
