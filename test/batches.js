@@ -11,68 +11,71 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 /**
- * Seconds each file took inside a run of the whole suite (2-core machine, December 2026; with both
- * connectors, six at once, and with the in-process one only, four at once): only a weight for
- * sharing files out evenly, never an assertion. A file not named here weighs what most of its kind
- * did.
+ * Seconds each file took inside runs of the whole suite (2-core machine, December 2026, the mean of
+ * five runs each: with both connectors, six batches at once, and with the in-process one only, four
+ * at once): only a weight for sharing files out evenly, never an assertion. A file not named here
+ * weighs what most of its kind did.
  */
 export const SECONDS = {
-  "test/e2e/durable": [64.8, 9.0],
-  "test/e2e/tools-editor": [44.6, 6.6],
-  "test/e2e/crash-matrix": [39.2, 0.0],
-  "test/e2e/daemon-trust": [35.3, 0.0],
-  "test/e2e/extensions": [30.2, 4.3],
-  "test/e2e/bounded-work": [29.5, 0.4],
-  "test/e2e/tools-permissions": [29.3, 1.9],
-  "test/e2e/daemon-life": [27.4, 0.2],
-  "test/e2e/conformance-capabilities": [17.5, 1.4],
-  "test/e2e/controls": [17.0, 1.7],
-  "test/e2e/conformance": [16.2, 1.1],
-  "test/e2e/security-sandbox": [15.5, 9.1],
-  "test/support/harness": [15.5, 9.4],
-  "test/e2e/mcp-interaction": [15.4, 3.7],
-  "test/structure/structure": [15.0, 4.4],
-  "daemon/tools/builtin/edit-match": [14.3, 6.3],
-  "test/e2e/fuzz": [13.9, 0.0],
-  "daemon/tools/builtin/search-job": [13.6, 3.3],
-  "daemon/tools/builtin/search-thread": [13.4, 7.9],
-  "test/e2e/tools-jobs": [12.5, 0.6],
-  "test/e2e/prompt": [11.7, 1.1],
-  "test/e2e/editor-faults": [11.6, 7.0],
-  "test/e2e/jsonrpc-errors": [11.3, 1.8],
-  "test/e2e/tools-task": [11.3, 1.5],
-  "test/e2e/daemon-config": [11.2, 8.0],
-  "test/e2e/retention": [9.6, 4.8],
-  "test/e2e/chat": [8.8, 4.9],
-  "test/e2e/load": [7.7, 0.0],
-  "test/e2e/tools-web": [7.6, 0.7],
-  "test/e2e/tools-modes": [7.4, 0.5],
-  "test/e2e/provider-faults": [7.3, 3.1],
-  "test/e2e/setup": [7.2, 3.2],
-  "daemon/store/store": [6.4, 2.8],
-  "test/e2e/store-faults": [6.2, 2.9],
-  "test/e2e/hooks": [6.0, 2.2],
-  "test/e2e/provider-bounds": [5.6, 1.8],
-  "daemon/tools/builtin/grep": [5.4, 2.4],
-  "test/e2e/mcp-lifecycle": [4.7, 1.9],
-  "test/e2e/detached-turns": [4.6, 2.2],
-  "test/e2e/tools-isolation": [4.4, 0.2],
-  "test/e2e/tools-loop": [4.2, 0.3],
-  "test/e2e/mcp": [4.0, 2.1],
-  "test/e2e/fork": [3.8, 1.6],
-  "test/e2e/tools-edits": [3.4, 0.4],
-  "test/e2e/compaction": [3.4, 1.8],
-  "shim/acp": [3.0, 2.5],
+  "test/e2e/durable": [62.2, 10.6],
+  "test/e2e/tools-editor": [44.7, 6.3],
+  "test/e2e/crash-matrix": [36.5, 0.0],
+  "test/e2e/daemon-trust": [34.2, 0.0],
+  "test/e2e/extensions": [29.9, 4.8],
+  "test/e2e/tools-permissions": [28.0, 2.5],
+  "test/e2e/bounded-work": [27.7, 0.5],
+  "test/e2e/daemon-life": [25.1, 0.2],
+  "daemon/tools/builtin/search-thread": [18.4, 5.2],
+  "test/e2e/conformance-capabilities": [18.2, 1.9],
+  "test/e2e/controls": [16.6, 1.5],
+  "daemon/tools/builtin/edit-match": [16.4, 6.3],
+  "test/e2e/conformance": [15.8, 1.6],
+  "test/support/harness": [15.8, 10.0],
+  "test/e2e/security-sandbox": [15.8, 9.4],
+  "test/structure/structure": [12.2, 5.4],
+  "test/e2e/tools-jobs": [11.6, 1.1],
+  "test/e2e/editor-faults": [11.3, 6.9],
+  "test/e2e/mcp-interaction": [11.1, 5.7],
+  "test/e2e/tools-task": [11.0, 1.4],
+  "test/e2e/prompt": [10.7, 1.4],
+  "test/e2e/fuzz": [10.4, 0.0],
+  "test/e2e/jsonrpc-errors": [10.4, 2.0],
+  "test/e2e/daemon-config": [9.9, 8.5],
+  "test/e2e/retention": [9.1, 5.3],
+  "test/e2e/load": [8.2, 0.0],
+  "test/e2e/tools-modes": [7.9, 0.7],
+  "test/e2e/chat": [7.8, 5.3],
+  "test/e2e/tools-web": [7.6, 1.0],
+  "daemon/tools/builtin/search-job": [7.3, 7.1],
+  "test/e2e/provider-faults": [6.8, 3.6],
+  "test/e2e/setup": [6.5, 3.7],
+  "test/e2e/store-faults": [5.7, 4.0],
+  "test/e2e/hooks": [5.4, 3.2],
+  "daemon/store/store": [5.4, 3.6],
+  "test/e2e/mcp-lifecycle": [5.1, 2.3],
+  "test/e2e/tools-isolation": [4.7, 0.2],
+  "test/e2e/tools-loop": [4.7, 0.7],
+  "test/e2e/provider-bounds": [4.6, 2.2],
+  "test/e2e/mcp": [4.2, 2.8],
+  "daemon/tools/builtin/grep": [4.2, 3.0],
+  "test/e2e/detached-turns": [4.2, 2.4],
+  "test/e2e/fork": [3.5, 2.4],
+  "test/e2e/compaction": [3.3, 1.8],
   "daemon/tools/local-commands": [2.9, 2.8],
-  "test/e2e/keyspace": [2.5, 0.2],
-  "test/e2e/operator": [2.4, 0.2],
-  "test/e2e/session-isolation": [2.2, 1.0],
-  "test/e2e/security-reads": [2.2, 0.6],
-  "test/support/fuzz-messages": [2.2, 1.1],
-  "daemon/tools/builtin/glob": [2.0, 1.8],
-  "daemon/plugins/actions": [2.0, 1.7],
-  "test/e2e/systemd": [1.7, 0.1],
-  "test/support/in-process": [1.7, 1.6],
+  "shim/acp": [2.9, 2.6],
+  "test/e2e/tools-edits": [2.8, 0.7],
+  "test/e2e/keyspace": [2.8, 0.2],
+  "test/e2e/operator": [2.4, 0.4],
+  "test/e2e/checkpoints": [2.3, 1.9],
+  "daemon/tools/builtin/glob": [2.2, 2.5],
+  "test/support/fuzz-messages": [2.0, 1.9],
+  "daemon/plugins/actions": [1.9, 1.5],
+  "test/e2e/security-reads": [1.8, 1.4],
+  "test/e2e/session-isolation": [1.8, 1.2],
+  "test/support/in-process": [1.7, 1.8],
+  "shim/ws-client": [1.7, 1.6],
+  "test/e2e/security-writes": [1.6, 1.7],
+  "test/support/scripted-model": [1.6, 1.6],
 };
 
 /** Files that run in a process of their own: they measure the test process itself (its heap). */
@@ -83,8 +86,8 @@ export function weight(rel, fast) {
   const name = rel.replace(/\.test\.js$/, "");
   const known = SECONDS[name];
   if (known) return known[fast ? 1 : 0];
-  if (name.startsWith("test/")) return fast ? 1 : 4;
-  return fast ? 0.05 : 0.15;
+  if (name.startsWith("test/")) return fast ? 1.5 : 4;
+  return fast ? 0.1 : 0.12;
 }
 
 /**
