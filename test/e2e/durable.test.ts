@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { BIN, stopDaemon as stopDaemonOf, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import type { Agent, AgentProcess } from "../support/harness.js";
 import { daemonStatus, world, within, test, processTest } from "./fixture.js";
+import { busyBound } from "../support/busy.js";
 
 /** Loads a session through a raw request and splits what arrived: replay before the answer, the rest after. */
 async function load(agent: Agent, sessionId: string, cwd: string) {
@@ -169,6 +170,8 @@ processTest("a window that stops reading does not hold up the other; the daemon 
   } = await world(t, {
     connector: "process",
     prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ windowBacklogBytes: 5 * 1024 * 1024 })),
+    // 8 MiB through a real shim: on a loaded machine (two suites side by side) past the 30 s default.
+    requestTimeoutMs: busyBound(60_000),
   });
   await a.initialize();
   const { sessionId } = await a.newSession(workdir);
@@ -194,7 +197,7 @@ processTest("a window that stops reading does not hold up the other; the daemon 
   const n = 1000;
   const pieces = Array.from({ length: n }, (_, i) => `${i}:${chunk}\n`);
   model.enqueue({ reasoning: pieces, content: pieces, chunkDelayMs: 2 });
-  const result = await within(60_000, "fast window's prompt", a.prompt(sessionId, "flood"));
+  const result = await within(busyBound(60_000), "fast window's prompt", a.prompt(sessionId, "flood"));
   assert.equal(result.stopReason, "end_turn");
   const chunks = a.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk");
   assert.equal(chunks.length, n);

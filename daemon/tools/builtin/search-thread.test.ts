@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import { busyBound } from "../../../test/support/busy.js";
@@ -43,21 +43,25 @@ test("a pattern that stops making progress is stopped, its thread terminated, wi
 test("a thread that answered serves the next search; one that was stopped is never used again", async (t) => {
   const searches = new SearchThreads(() => QUICK_MS);
   t.after(() => searches.close());
-  const threads = () => readdirSync("/proc/self/task").length;
   const plain = { kind: "grep" as const, root: join(f.dir, "ok.txt"), cwd: f.dir, inside: [f.dir], source: "plain", flags: "", maxResults: 10 };
   const signal = new AbortController().signal;
+  assert.equal(searches.keptThread, undefined);
   assert.equal((await searches.run(plain, { signal })).status, "done");
-  const withOne = threads();
-  for (let i = 0; i < 3; i++) assert.equal((await searches.run(plain, { signal })).status, "done");
-  assert.equal(threads(), withOne, "the same thread served them all");
+  const kept = searches.keptThread;
+  assert.notEqual(kept, undefined, "the thread is kept once its search answered");
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await searches.run(plain, { signal })).status, "done");
+    assert.equal(searches.keptThread, kept, "the same thread served the next search");
+  }
   const evil = { ...plain, root: join(f.dir, "evil.txt"), source: "(a+)+$" };
   assert.equal((await searches.run(evil, { signal })).status, "stalled");
-  assert.equal(threads(), withOne - 1, "the stalled search ran on the kept thread, and that thread is gone");
+  assert.equal(searches.keptThread, undefined, "the stalled search ran on the kept thread, and it is not kept");
+  assert.equal(searches.running, 0);
   assert.equal((await searches.run(plain, { signal })).status, "done");
-  assert.equal(threads(), withOne, "a new thread for the next search");
+  const next = searches.keptThread;
+  assert.ok(next !== undefined && next !== kept, "a new thread for the next search");
   searches.close();
-  for (let i = 0; i < 250 && threads() !== withOne - 1; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(threads(), withOne - 1, "close ends the kept thread");
+  assert.equal(searches.keptThread, undefined, "close ends the kept thread");
 });
 
 test("each SearchThreads keeps its own bound and count", async () => {

@@ -53,6 +53,11 @@ export class SearchThreads implements SearchRunner {
     });
   }
 
+  /** The id (`threadId`) of the thread kept for the next search; undefined while none is. */
+  get keptThread(): number | undefined {
+    return this.idle?.worker.threadId;
+  }
+
   /** Ends the thread kept for the next search (the daemon stops). */
   close(): void {
     this.closed = true;
