@@ -170,5 +170,15 @@ processTest("a daemon killed with a sandboxed job running takes the job with it:
   const old = await waitForDaemonPid(home.dir);
   process.kill(old, "SIGKILL");
   await waitForPidExit(old, 5000);
-  await until(() => hostPids(sleeper).length === 0, "the job to end with its daemon");
+  try {
+    await until(() => hostPids(sleeper).length === 0, "the job to end with its daemon");
+  } catch (err) {
+    // What is left, to say why next time: each process's state, parent and command line.
+    const left = hostPids(sleeper).map((pid) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return `${pid} ${state} ppid ${ppid}: ${readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").slice(0, 200)}`;
+    });
+    throw new Error(`${(err as Error).message}; still there:\n${left.join("\n")}`);
+  }
 });
