@@ -10,7 +10,8 @@
  * `danger-full-access` runs commands as they are. Where no sandbox can be made, the session says
  * so (sandbox-probe.ts) and commands ask and grant exactly as before.
  */
-import { lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { lstatSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { PROTECTED_NAMES } from "./protected-paths.js";
 import { runMarkArgs } from "./run-sweep.js";
@@ -153,11 +154,6 @@ export interface SessionSandboxHost {
   status(): Promise<SandboxStatus>;
   hidden: readonly string[];
   network(): boolean;
-  /**
-   * Where the sessions' private /tmp folders are made: one folder of the daemon's own, emptied at
-   * each start, so a daemon that was killed leaves no command's temporary files behind for long.
-   */
-  tmpRoot: string;
 }
 
 /**
@@ -174,10 +170,7 @@ export class SessionSandbox {
     if (preset !== "read-only" && preset !== "workspace-write") return undefined;
     const status = await this.host.status();
     if (!status.available) return undefined;
-    if (preset === "workspace-write" && this.tmp === undefined) {
-      mkdirSync(this.host.tmpRoot, { recursive: true, mode: 0o700 });
-      this.tmp = mkdtempSync(join(this.host.tmpRoot, "session-"));
-    }
+    if (preset === "workspace-write") this.tmp ??= mkdtempSync(join(tmpdir(), "reasonix-tmp-"));
     return sandboxOf({ bwrap: status.bwrap, preset, roots, hidden: this.host.hidden, readable, tmp: this.tmp, network: this.host.network() });
   }
 
