@@ -8,6 +8,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { testSessions, TestWindow, type TestSessions } from "../../test/support/sessions.js";
 import { keys } from "../store/store.js";
+import { SessionManager } from "./manager.js";
 import type { LedgerEntry, SessionRecord } from "./types.js";
 
 const text = (t: string) => [{ type: "text" as const, text: t }];
@@ -143,7 +144,11 @@ test("a window that drops: an unprompted session leaves memory; a prompted one s
 
 test("turns a dead daemon left running: nothing at start reads the records; the paced pass marks each once, a load before it marks its own", async (t) => {
   const s = await testSessions();
-  t.after(() => s.close());
+  let next: SessionManager | undefined;
+  t.after(async () => {
+    await next?.shutdown();
+    await s.close();
+  });
   const cwd = join(s.dir, "work");
   mkdirSync(cwd);
   const a = new TestWindow("a");
@@ -160,13 +165,16 @@ test("turns a dead daemon left running: nothing at start reads the records; the 
     const record = await s.store.get<SessionRecord>(keys.session(id));
     await s.store.batch([{ type: "put", key: keys.session(id), value: { ...record, status: "running" } }], true);
   }
-  await s.manager.recover();
+  // The next daemon over the same store.
+  await s.manager.shutdown();
+  next = new SessionManager(s.store, s.deps, s.deps.log);
+  await next.recover();
   assert.equal((await s.store.get<SessionRecord>(keys.session(ids[1]!)))?.status, "running", "start-up leaves them to the pass after it");
 
-  const first = await s.manager.get(ids[3]!); // a window came first
+  const first = await next.get(ids[3]!); // a window came first
   assert.equal(first.record.status, "interrupted");
   let pauses = 0;
-  const marked = await s.manager.recoverInterrupted(async () => ++pauses > 0, 2);
+  const marked = await next.recoverInterrupted(async () => ++pauses > 0, 2);
   assert.equal(marked, 1, "the pass marks only the session nobody loaded");
   assert.equal(pauses, 2, "a pause after each full page of two");
   for (const [i, id] of ids.entries()) {
@@ -174,5 +182,17 @@ test("turns a dead daemon left running: nothing at start reads the records; the 
     assert.equal(ledger.filter((e) => e.value.type === "interrupted").length, i === 1 || i === 3 ? 1 : 0, `session ${i}`);
     assert.notEqual((await s.store.get<SessionRecord>(keys.session(id)))?.status, "running");
   }
-  assert.equal(await s.manager.recoverInterrupted(async () => true), 0, "a second pass finds nothing");
+  assert.equal(await next.recoverInterrupted(async () => true), 0, "a second pass finds nothing");
+});
+
+test("a record the pass read as running while one of this daemon's turns ran brings nothing back once that session has left memory", async (t) => {
+  const { s, a, session } = await oneSession(t);
+  await session.prompt(text("a question"), a);
+  await s.manager.close(session.id, a);
+  // The page the pass read mid-turn: the record as it stood then.
+  const record = await s.store.get<SessionRecord>(keys.session(session.id));
+  await s.store.batch([{ type: "put", key: keys.session(session.id), value: { ...record, status: "running" } }], true);
+  assert.equal(await s.manager.recoverInterrupted(async () => true), 0);
+  assert.equal(s.manager.liveSessions().length, 0, "no session comes back that no window opened");
+  assert.equal((await s.manager.get(session.id)).record.status, "interrupted", "a load still puts a stale running status right");
 });

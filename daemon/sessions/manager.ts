@@ -15,7 +15,7 @@ import { storedConversation } from "./session-state.js";
 import { filterEnvironment } from "./environment.js";
 import { firstListings, listPrefix, storedIndexKeys, type ListEntry, type Listing } from "../records/list-index.js";
 import { buildSystemPrompt } from "../agent/instructions.js";
-import { recoverAtStart, recoverInterrupted, type RecoveryHost } from "./recovery.js";
+import { HeldSinceStart, recoverAtStart, recoverInterrupted, type RecoveryHost } from "./recovery.js";
 import { noSandboxNotice } from "../tools/sandbox-probe.js";
 import { pruneSessions, RetentionSweeper, type PruneFilter, type PruneHost, type PruneResult } from "./retention.js";
 import { DETACHED_CANCEL_NOTICE } from "../agent/window-hold.js";
@@ -54,6 +54,7 @@ function* unindexedListings(live: Iterable<Session>, cwd: string | undefined, af
 export class SessionManager {
   private readonly live = new Map<string, Session>();
   private readonly loading = new Map<string, Promise<Session>>();
+  private readonly held = new HeldSinceStart();
   /** Forks whose record is not written yet (isBeingMade). */
   private readonly making = new Set<string>();
   /** Sessions taken out of memory whose MCP servers are still ending. */
@@ -96,11 +97,16 @@ export class SessionManager {
 
   /** Turns stored as running, marked interrupted: every record is read, so only once serving, paced by `between`. */
   recoverInterrupted(between: () => Promise<boolean>, page?: number): Promise<number> {
-    return recoverInterrupted(this.recoveryHost(), between, page);
+    return recoverInterrupted(this.recoveryHost(), between, page).finally(() => this.held.end());
   }
 
   private recoveryHost(): RecoveryHost {
-    return { store: this.store, log: this.log, get: (id) => this.get(id), inMemory: (id) => this.live.has(id) || this.loading.has(id) };
+    return { store: this.store, log: this.log, get: (id) => this.get(id), ours: (id) => this.live.has(id) || this.loading.has(id) || this.held.has(id) };
+  }
+
+  private hold(id: string, session: Session): void {
+    this.live.set(id, session);
+    this.held.note(id);
   }
 
   liveSessions(): Session[] {
@@ -125,7 +131,7 @@ export class SessionManager {
     const prompt = await buildSystemPrompt(record, this.deps.configDir);
     const start = { prompt, providerEnv: input.env, notices: await this.sandboxNotices() };
     const session = new Session(record, [], this.deps, Inbox.empty(this.store, record.id), start);
-    this.live.set(record.id, session);
+    this.hold(record.id, session);
     const [committed, setUpDone] = await Promise.allSettled([session.commit(), setUp?.(session)]);
     if (committed.status === "rejected") {
       this.live.delete(record.id);
@@ -168,7 +174,7 @@ export class SessionManager {
       );
       const start = { prompt: built, providerEnv: input.env, notices: await this.sandboxNotices() };
       const session = new Session(record, history, this.deps, Inbox.empty(this.store, id), start);
-      this.live.set(id, session);
+      this.hold(id, session);
       await session.commit();
       return session;
     } catch (err) {
@@ -213,7 +219,7 @@ export class SessionManager {
       // A stored conversation keeps its own system prompt: the prefix cache outlives a daemon restart.
       const built = history.length === 0 ? await buildSystemPrompt(record, this.deps.configDir) : undefined;
       const session = new Session(record, history, this.deps, await Inbox.open(this.store, id), { prompt: built });
-      this.live.set(id, session);
+      this.hold(id, session);
       // Nothing runs a session that is not live: a turn stored as running was cut short (a daemon
       // that died, or a write that failed before the session closed).
       if (record.status === "running") {

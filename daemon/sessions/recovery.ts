@@ -21,8 +21,31 @@ export interface RecoveryHost {
   readonly log: Logger;
   /** Loads the session (marking a turn stored as running interrupted) unless it is live. */
   get(id: string): Promise<unknown>;
-  /** Live or loading: its load has seen (or will see) the stored status already. */
-  inMemory(id: string): boolean;
+  /**
+   * Live, loading, or held by this daemon since it started: its load has seen (or will see) the
+   * stored status, and a record the pass read as running may be one of this daemon's own turns
+   * that has ended since (its window closed, the session left memory).
+   */
+  ours(id: string): boolean;
+}
+
+/**
+ * The ids this daemon held in memory, kept only until the interrupted-turn pass ends: that pass
+ * reads a page of records, then loads those stored as running, so without them a turn of this
+ * daemon's that ended in between would bring back a session nobody opened.
+ */
+export class HeldSinceStart {
+  private ids: Set<string> | null = new Set();
+  note(id: string): void {
+    this.ids?.add(id);
+  }
+  has(id: string): boolean {
+    return this.ids?.has(id) ?? false;
+  }
+  /** The pass is over: nothing needs the ids any more. */
+  end(): void {
+    this.ids = null;
+  }
 }
 
 /** Damage met is recorded (the store notes it) and named when a session that has it loads; it must not keep every other session from being served. */
@@ -61,7 +84,7 @@ export async function recoverInterrupted(host: RecoveryHost, between: () => Prom
   await tolerate(log, "interrupted turns", async () => {
     for await (const { entries, upTo } of pagesOf<SessionRecord>(store, keys.sessionPrefix, page)) {
       for (const { value: record } of entries) {
-        if (record.status !== "running" || host.inMemory(record.id)) continue;
+        if (record.status !== "running" || host.ours(record.id)) continue;
         await tolerate(log, `session ${record.id}`, async () => {
           await host.get(record.id).catch((err: unknown) => {
             throw err instanceof RpcError ? new StoreDamagedError(store.dir, err.message) : err;
