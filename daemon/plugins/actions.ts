@@ -3,13 +3,13 @@
  * Surfaces are returned as data; whether they reach the client structured or as text is the
  * caller's choice (see surface-text.ts), so this module knows nothing about ACP.
  */
-import { spawn } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { expandTemplate, splitArgs } from "../commands/custom.js";
 import type { PluginCommand } from "../commands/registry.js";
 import { formatIssues, Surface, type Plugin, type PluginAction, type StatusSurface } from "./manifest.js";
 import type { Sandbox } from "../tools/sandbox.js";
+import { spawnCommand } from "../tools/lifeline.js";
 import { withUmask } from "../tools/umask.js";
 
 export type ActionResult = { kind: "surface"; surface: Surface } | { kind: "prompt"; text: string } | undefined;
@@ -151,8 +151,10 @@ function runProcess(plugin: Plugin, action: PluginAction, title: string, args: s
 
   return new Promise<Surface>((resolve) => {
     const argv = withUmask([command!, ...fixed, ...splitArgs(args)], opts.umask);
-    const { file, args: fileArgs } = sandbox ? sandbox.wrap(argv, plugin.dir) : { file: argv[0]!, args: argv.slice(1) };
-    const child = spawn(file, fileArgs, { cwd: plugin.dir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawnCommand(sandbox ? sandbox.wrap(argv, plugin.dir, { lifeline: true }) : { file: argv[0]!, args: argv.slice(1) }, {
+      cwd: plugin.dir,
+      env,
+    });
     const stdout: Buffer[] = [];
     let stdoutLen = 0;
     let truncated = false;

@@ -5,9 +5,10 @@
  * takes down everything it started; the session ends its jobs when it is closed or deleted and
  * when the daemon stops.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { killGroup } from "./local-commands.js";
+import { spawnCommand } from "./lifeline.js";
 import type { JobControl, JobRead, JobStart, JobView } from "./types.js";
 import { shellCommand } from "./umask.js";
 
@@ -68,8 +69,7 @@ export class JobTable implements JobControl {
     if (this.running() >= MAX_JOBS) throw new Error(`this session already runs ${MAX_JOBS} background jobs; stop one with command_kill first`);
     const childEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
-    const { file, args } = shellCommand(command, cwd, umask, sandbox);
-    const child = spawn(file, args, { cwd, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawnCommand(shellCommand(command, cwd, umask, sandbox, { lifeline: true }), { cwd, env: childEnv });
     const jobId = `job-${this.next++}`;
     const view: JobView = { jobId, command, cwd, pid: child.pid, startedAt: new Date().toISOString(), state: "running", exitCode: null, signal: null };
     const job: Job = { view, child, unread: [], unreadLen: 0, dropped: 0, exited: Promise.resolve() };

@@ -3,8 +3,8 @@
  * cancel, or the shell simply exiting takes every process it started down with it: background jobs
  * would otherwise hold our output pipes open (the call would never finish) or outlive the session.
  */
-import { spawn } from "node:child_process";
 import type { CommandResult, CommandRunner } from "./types.js";
+import { spawnCommand } from "./lifeline.js";
 import { shellCommand } from "./umask.js";
 
 const HEAD_BYTES = 16 * 1024;
@@ -69,9 +69,8 @@ export function localCommands(env: Record<string, string | undefined>): CommandR
         return Promise.resolve({ exitCode: null, signal: null, output: "", truncated: false, timedOut: false, cancelled: true });
       }
       return new Promise<CommandResult>((resolve, reject) => {
-        const { file, args } = shellCommand(command, cwd, umask, sandbox);
         // Confined or not, the command leads its own process group; bwrap keeps it (no new session).
-        const child = spawn(file, args, { cwd, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawnCommand(shellCommand(command, cwd, umask, sandbox, { lifeline: true }), { cwd, env: childEnv });
         const out = new BoundedOutput();
         let timedOut = false;
         let cancelled = false;

@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { PROTECTED_NAMES } from "./protected-paths.js";
 import { runMarkArgs } from "./run-sweep.js";
+import { withLifeline, type CommandLine } from "./lifeline.js";
 import type { SandboxStatus } from "./sandbox-probe.js";
 
 export type { SandboxStatus };
@@ -122,13 +123,15 @@ export interface WrapOptions {
   newSession?: boolean;
   /** The run's id (run-sweep.ts `newRunId`), marked in bwrap's arguments; only where the kill is not ours to make reliable. */
   runId?: string | undefined;
+  /** Spawned by the daemon (lifeline.ts `spawnCommand`): the command ends when the daemon does. */
+  lifeline?: boolean;
 }
 
 /** A command line to run under the sandbox: `bwrap … -- /bin/sh -c command`. */
 export interface Sandbox {
   readonly spec: SandboxSpec;
   /** The program and arguments that run `argv` confined, in `cwd`. */
-  wrap(argv: readonly string[], cwd: string, opts?: WrapOptions): { file: string; args: string[] };
+  wrap(argv: readonly string[], cwd: string, opts?: WrapOptions): CommandLine;
   /** One line for the model and /status: what the command could and could not do. */
   describe(): string;
 }
@@ -144,7 +147,10 @@ export function describeSpec(spec: Pick<SandboxSpec, "preset" | "network">): str
 export function sandboxOf(spec: SandboxSpec): Sandbox {
   return {
     spec,
-    wrap: (argv, cwd, opts) => ({ file: spec.bwrap, args: [...bwrapArgs(spec, cwd, opts), ...argv] }),
+    wrap: (argv, cwd, opts) =>
+      opts?.lifeline
+        ? { file: spec.bwrap, args: [...bwrapArgs(spec, cwd, opts), ...withLifeline(argv)], lifeline: true }
+        : { file: spec.bwrap, args: [...bwrapArgs(spec, cwd, opts), ...argv] },
     describe: () => describeSpec(spec),
   };
 }

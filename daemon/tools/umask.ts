@@ -7,6 +7,7 @@
  * that sets the umask and then execs them.
  */
 import type { Sandbox, WrapOptions } from "./sandbox.js";
+import type { CommandLine } from "./lifeline.js";
 
 /** For a window that did not say (a plain ACP client on the TCP listener): the usual login default. */
 export const DEFAULT_UMASK = 0o022;
@@ -45,7 +46,7 @@ export function withUmask(argv: readonly string[], umask: number): string[] {
  * The program and arguments that run a shell command line (`/bin/sh -c command`) with `umask`, in
  * `sandbox` when given (the umask is set inside it). The command's text reaches its shell as it is.
  */
-export function shellCommand(command: string, cwd: string, umask: number, sandbox?: Sandbox, opts?: WrapOptions): { file: string; args: string[] } {
+export function shellCommand(command: string, cwd: string, umask: number, sandbox?: Sandbox, opts?: WrapOptions): CommandLine {
   const argv = withUmask(["/bin/sh", "-c", command], umask);
   return sandbox ? sandbox.wrap(argv, cwd, opts) : { file: argv[0]!, args: argv.slice(1) };
 }
