@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FakeEditor } from "../support/editor.js";
-import { hostPids } from "../support/harness.js";
+import { describePids, hostPids } from "../support/harness.js";
 import { daemonStatus, within, world, test } from "./fixture.js";
 
 const FS_CAPS = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
@@ -169,6 +169,7 @@ test("commands cancelled within ms of terminal/create never run on, whether the 
   ({ sessionId } = await agent.newSession(workdir));
   const sleepers: string[] = [];
   const survived = { group: 0, pid: 0 };
+  const left: string[] = [];
   // Measured before the fix, killed 0–15 ms after spawn: 6 of 64 group kills and 25 of 64 pid kills missed the sandbox.
   for (const [mode, rounds] of [
     ["group", 24],
@@ -180,10 +181,13 @@ test("commands cancelled within ms of terminal/create never run on, whether the 
       sleepers.push(sleeper);
       model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: `${sleeper}; touch late-${mode}-${i}.marker` } }] });
       assert.equal((await agent.prompt(sessionId, `run ${mode} ${i}`)).stopReason, "cancelled");
-      if (hostPids(sleeper).length > 0) survived[mode]++;
+      const pids = hostPids(sleeper);
+      if (pids.length === 0) continue;
+      survived[mode]++;
+      left.push(`${mode} ${i}, cancelled ${round % 6} ms after terminal/create:\n${describePids(pids)}`);
     }
   }
-  assert.deepEqual(survived, { group: 0, pid: 0 }, "commands whose processes outlived their cancel, by how the editor killed");
+  assert.deepEqual(survived, { group: 0, pid: 0 }, `commands whose processes outlived their cancel, by how the editor killed:\n${left.join("\n")}`);
   // Past the sleeps' end: a command that ran on would have left its marker.
   await sleep(2_500);
   assert.deepEqual(

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning } from "../../shared/process.js";
-import { hostPids, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { describePids, hostPids, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { daemonStatus, world, within, test, processTest } from "./fixture.js";
 
 /**
@@ -173,12 +173,7 @@ processTest("a daemon killed with a sandboxed job running takes the job with it:
   try {
     await until(() => hostPids(sleeper).length === 0, "the job to end with its daemon");
   } catch (err) {
-    // What is left, to say why next time: each process's state, parent and command line.
-    const left = hostPids(sleeper).map((pid) => {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return `${pid} ${state} ppid ${ppid}: ${readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").slice(0, 200)}`;
-    });
-    throw new Error(`${(err as Error).message}; still there:\n${left.join("\n")}`);
+    // What is left, to say why next time.
+    throw new Error(`${(err as Error).message}; still there:\n${describePids(hostPids(sleeper))}`);
   }
 });

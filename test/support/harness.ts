@@ -88,6 +88,22 @@ export function hostPids(marker: string): number[] {
   return found;
 }
 
+/** For a failure message: each process's pid, state, parent and command line (what is left, and why). */
+export function describePids(pids: readonly number[]): string {
+  return pids
+    .map((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const [state, ppid, pgid, sid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").slice(0, 300);
+        return `${pid} ${state} ppid ${ppid} pgid ${pgid} sid ${sid}: ${cmdline}`;
+      } catch {
+        return `${pid} gone`;
+      }
+    })
+    .join("\n");
+}
+
 /** Zombies count as dead: a killed daemon whose parent has not reaped it yet is gone for our purposes. */
 export const isAlive = isRunning;
 
