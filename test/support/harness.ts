@@ -96,7 +96,10 @@ export function describePids(pids: readonly number[]): string {
         const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
         const [state, ppid, pgid, sid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
         const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").slice(0, 300);
-        return `${pid} ${state} ppid ${ppid} pgid ${pgid} sid ${sid}: ${cmdline}`;
+        // Pending signals (a SIGKILL is bit 9, 0x100): killed and not yet scheduled to die, or not killed.
+        const pending = /^(?:SigPnd|ShdPnd):.*$/gm;
+        const signals = (readFileSync(`/proc/${pid}/status`, "utf8").match(pending) ?? []).map((l) => l.replace(/\s+/g, " ")).join(", ");
+        return `${pid} ${state} ppid ${ppid} pgid ${pgid} sid ${sid} (${signals}): ${cmdline}`;
       } catch {
         return `${pid} gone`;
       }
