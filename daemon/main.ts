@@ -5,6 +5,7 @@
  * Heavy modules (openai, MCP) load later, on first use, so the first `initialize` is answered fast.
  */
 import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { resolvePaths, type Paths } from "../shared/paths.js";
 import { basicEnvironment, looksSecret } from "../shared/environment.js";
 import { PACKAGE_VERSION, WIRE_MAJOR } from "../shared/wire.js";
@@ -78,6 +79,11 @@ function writeDaemonInfo(paths: Paths, info: object): void {
 /** What a sandboxed command must not see: every folder of the daemon's own. */
 function daemonDirs(paths: Paths): string[] {
   return [...new Set([paths.configDir, paths.stateDir, paths.runtimeDir, paths.socketDir])];
+}
+
+/** The sessions' private /tmp folders, in the state folder (hidden from commands like the rest of it). */
+function sandboxTmpDir(paths: Paths): string {
+  return join(paths.stateDir, "sandbox-tmp");
 }
 
 /** A stop waits this long for sessions to wind down (a tool ignoring its cancel); then it goes on. */
@@ -195,6 +201,7 @@ function sessionDeps(paths: Paths, env: NodeJS.ProcessEnv, store: Store, log: Lo
     listSessions: async (cwd) => (await list().list(cwd, undefined)).sessions,
     sandbox,
     hiddenDirs: daemonDirs(paths),
+    sandboxTmp: sandboxTmpDir(paths),
     // Read at each call, so a changed config.json applies to the next one; this daemon's alone.
     tools: {
       editorTimeoutMs: () => config().editorTimeoutSeconds * 1000,
@@ -266,6 +273,9 @@ async function serve(
   listenFd: number | undefined,
 ): Promise<Daemon> {
   const currentConfig = liveConfig(paths.configFile, initial, env, log);
+  // What the sandboxed commands of a daemon that did not stop (killed, crashed) left in their /tmp:
+  // this daemon holds the home's lock, so no other uses the folder.
+  rmSync(sandboxTmpDir(paths), { recursive: true, force: true });
   const deps = sessionDeps(paths, env, store, log, currentConfig, () => sessions);
   const sessions = new SessionManager(store, deps, log);
   try {

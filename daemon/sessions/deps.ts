@@ -23,6 +23,8 @@ export interface SessionDeps {
   sandbox(): Promise<SandboxStatus>;
   /** The daemon's own folders (config, state, runtime, socket): absent inside the sandbox. */
   hiddenDirs: readonly string[];
+  /** Where sessions' private /tmp folders are made (inside the state folder; emptied at each start). */
+  sandboxTmp: string;
   /** The editor bound and search threads every session's tools share (this daemon's, not the process's). */
   tools: DaemonTools;
 }

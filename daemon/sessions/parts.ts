@@ -191,7 +191,12 @@ function toolsOf(given: Given, base: Base, memory: ApprovalMemory, hooks: Sessio
   const { state, meter, deps } = given;
   const { link, settings, checkpoints, transcripts } = base;
   const record = state.record;
-  const sandbox = new SessionSandbox({ status: () => deps.sandbox(), hidden: deps.hiddenDirs, network: () => deps.config().sandbox.network });
+  const sandbox = new SessionSandbox({
+    status: () => deps.sandbox(),
+    hidden: deps.hiddenDirs,
+    network: () => deps.config().sandbox.network,
+    tmpRoot: deps.sandboxTmp,
+  });
   const host = {
     record,
     env: () => ({ ...(state.record.environment ?? {}) }),

@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { JobTable } from "./jobs.js";
 import { localCommands } from "./local-commands.js";
@@ -153,17 +153,21 @@ test("a failed command whose output says the sandbox stopped it gets a note nami
   assert.equal(sandboxStopNote(s, "cat: src/missing.ts: No such file or directory"), undefined);
 });
 
-test("a session's sandbox: none in danger-full-access or without bubblewrap; its /tmp made on first use and removed by dispose", async () => {
-  const missing = new SessionSandbox({ status: sandboxProber("/nonexistent"), hidden: [], network: () => true });
+test("a session's sandbox: none in danger-full-access or without bubblewrap; its /tmp made on first use in the daemon's folder and removed by dispose", async (t) => {
+  const tmpRoot = join(mkdtempSync(join(tmpdir(), "rx-box-")), "sandbox-tmp");
+  t.after(() => rmSync(dirname(tmpRoot), { recursive: true, force: true }));
+  const missing = new SessionSandbox({ status: sandboxProber("/nonexistent"), hidden: [], network: () => true, tmpRoot });
   assert.equal(await missing.plan("workspace-write", ["/w"]), undefined);
   const found = await missing.status();
   assert.ok(!found.available && /bubblewrap is not installed/.test(found.reason), JSON.stringify(found));
   if (!status.available) return;
-  const box = new SessionSandbox({ status: async () => status, hidden: [], network: () => false });
+  const box = new SessionSandbox({ status: async () => status, hidden: [], network: () => false, tmpRoot });
   assert.equal(await box.plan("danger-full-access", ["/w"]), undefined);
   const plan = await box.plan("workspace-write", ["/w"]);
   const tmp = plan!.spec.tmp!;
   assert.ok(existsSync(tmp));
+  assert.equal(dirname(tmp), tmpRoot, "made in the daemon's own folder, never in the shared /tmp");
+  assert.equal(statSync(tmpRoot).mode & 0o777, 0o700);
   assert.equal((await box.plan("read-only", ["/w"]))!.spec.preset, "read-only");
   box.dispose();
   assert.equal(existsSync(tmp), false);

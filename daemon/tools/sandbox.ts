@@ -10,8 +10,7 @@
  * `danger-full-access` runs commands as they are. Where no sandbox can be made, the session says
  * so (sandbox-probe.ts) and commands ask and grant exactly as before.
  */
-import { lstatSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { PROTECTED_NAMES } from "./protected-paths.js";
 import { runMarkArgs } from "./run-sweep.js";
@@ -160,6 +159,11 @@ export interface SessionSandboxHost {
   status(): Promise<SandboxStatus>;
   hidden: readonly string[];
   network(): boolean;
+  /**
+   * Where the sessions' private /tmp folders are made: one folder of the daemon's own, emptied at
+   * each start, so a daemon that was killed leaves no command's temporary files behind for long.
+   */
+  tmpRoot: string;
 }
 
 /**
@@ -176,7 +180,10 @@ export class SessionSandbox {
     if (preset !== "read-only" && preset !== "workspace-write") return undefined;
     const status = await this.host.status();
     if (!status.available) return undefined;
-    if (preset === "workspace-write") this.tmp ??= mkdtempSync(join(tmpdir(), "reasonix-tmp-"));
+    if (preset === "workspace-write" && this.tmp === undefined) {
+      mkdirSync(this.host.tmpRoot, { recursive: true, mode: 0o700 });
+      this.tmp = mkdtempSync(join(this.host.tmpRoot, "session-"));
+    }
     return sandboxOf({ bwrap: status.bwrap, preset, roots, hidden: this.host.hidden, readable, tmp: this.tmp, network: this.host.network() });
   }
 

@@ -5,9 +5,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, TEST_API_KEY, waitForDaemonPid } from "../support/harness.js";
+import { BIN, TEST_API_KEY, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { FakeEditor } from "../support/editor.js";
 import { daemonStatus, daemonStatusCommand, world, within, processTest } from "./fixture.js";
 
@@ -88,6 +88,38 @@ processTest(
     assert.ok(open.includes("sleep 60.41"), "unconfined, A's job is visible");
   },
 );
+
+processTest("a killed daemon's sandboxed commands leave their /tmp in the daemon's own folder, and the next start removes it", async (t) => {
+  const { agent, model, workdir, home, spawn } = await world(t, { connector: "process" });
+  await agent.initialize();
+  const sandbox = (await daemonStatus(home.dir)).sandbox;
+  if (!sandbox.available) return t.skip(`no sandbox here: ${sandbox.reason}`);
+  const { sessionId } = await agent.newSession(workdir);
+  // A job keeps the session live once its window is gone, so the daemon is killed with it running.
+  const command = "echo scratch-41c7 > /tmp/scratch.txt; sleep 60.73";
+  model.enqueue({ toolCalls: [{ id: "job", name: "run_command", arguments: { command, background: true } }] }, { content: ["started"] });
+  assert.equal((await within(15_000, "the turn", agent.prompt(sessionId, "start it"))).stopReason, "end_turn");
+  // With REASONIX_HOME set the home is the state folder: the command's /tmp is a folder in it.
+  const tmpRoot = join(home.dir, "sandbox-tmp");
+  const written = (f: string) => existsSync(f) && readFileSync(f, "utf8") === "scratch-41c7\n";
+  const scratch = () => (existsSync(tmpRoot) ? readdirSync(tmpRoot).map((d) => join(tmpRoot, d, "scratch.txt")) : []).filter(written);
+  for (let i = 0; i < 250 && scratch().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(scratch().length, 1, "one private /tmp, in the daemon's folder");
+  const [file] = scratch();
+  await agent.closeStdin();
+  for (let i = 0; i < 250 && (await daemonStatus(home.dir)).liveSessions.find((s: any) => s.sessionId === sessionId)?.attachments !== 0; i++)
+    await new Promise((r) => setTimeout(r, 20));
+
+  // The daemon dies without stopping its sessions: nothing of it removes the folder.
+  const pid = await waitForDaemonPid(home.dir);
+  process.kill(pid, "SIGKILL");
+  assert.ok(await waitForPidExit(pid, 10_000), "the daemon is gone");
+  assert.ok(existsSync(file!), "left behind by the killed daemon");
+  // The next window starts a daemon, which holds the home's lock and empties the folder.
+  const next = spawn();
+  await next.initialize();
+  assert.equal(existsSync(file!), false, "the killed daemon's /tmp is gone");
+});
 
 processTest("the daemon a window starts holds no key, token or secret in its process environment", async (t) => {
   const { agent, home } = await world(t, {

@@ -68,6 +68,7 @@ export async function testSessions(opts: { config?: Partial<DaemonConfig>; round
     createModel: () => model,
     listSessions: async (cwd) => (await manager.list(cwd, undefined)).sessions,
     sandbox: async () => ({ available: false, kind: "none", reason: "not probed in unit tests" }),
+    sandboxTmp: join(dir, "sandbox-tmp"),
     hiddenDirs: [],
     tools: {
       editorTimeoutMs: () => config.editorTimeoutSeconds * 1000,
