@@ -4,8 +4,8 @@
 // the files are found here. Usage: node test/run.js [--fast] [filter ...]
 // A file runs when its path under dist/ contains any filter (e.g. `node test/run.js e2e`).
 // --fast (`npm run test:fast`, the inner loop): unit and in-process tests only. The end-to-end tests
-// are registered for the in-process connector alone (REASONIX_TEST_CONNECTORS, e2e/fixture.ts) and
-// the soak files are left out.
+// are registered for the in-process connector alone (REASONIX_TEST_CONNECTORS, e2e/fixture.ts);
+// the soak files and the process harness's own tests are left out.
 // Output: the spec reporter live on stdout, then one line "N passed, N failed[, N skipped]" taken
 // from a TAP copy of the same run. Exit status is non-zero on any failure or when nothing ran.
 // Each file runs bundled (scripts/bundle-tests.js; REASONIX_TEST_BUNDLE=0 runs the files tsc wrote),
@@ -29,6 +29,11 @@ const fast = process.argv.includes("--fast");
 /** Where the bundled test files go (dist/test/.bundle: inside dist/test, which npm pack leaves out). */
 const BUNDLE_DIR = ".bundle";
 const filters = process.argv.slice(2).filter((a) => a !== "--fast");
+/**
+ * Files whose every test is about processes, left out of --fast as the process connector is: the
+ * harness's own tests spawn `reasonix acp` and daemons (about 5 s of CPU, a tenth of the fast run).
+ */
+const PROCESS_FILES = ["test/support/harness.test"];
 
 function findTests(dir) {
   let entries;
@@ -58,7 +63,7 @@ try {
 const files = findTests(testDir)
   .filter((file) => {
     const rel = relative(testDir, file).split(sep).join("/");
-    if (fast && SOAK_FILES.some((f) => rel.includes(f))) return false;
+    if (fast && [...SOAK_FILES, ...PROCESS_FILES].some((f) => rel.includes(f))) return false;
     if (filters.length === 0) return true;
     return filters.some((f) => rel.includes(f));
   })

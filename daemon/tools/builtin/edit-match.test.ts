@@ -55,9 +55,10 @@ test("fragment matches map back through runs of tabs and spaces, at any place in
 });
 
 test("adversarial edits complete with the right answer: long needles, many matches, a result past the bound", { timeout: 30_000 }, () => {
+  // Sizes where each old quadratic path below would take minutes, and the linear ones take 0.1–0.6 s.
   // Words joined by [ \t]+ retried the needle from every word of the file: 6 s for a tenth of this,
   // and a regex stack overflow for 100 000 words.
-  const fragment = applyEdit("a ".repeat(1_000_000), { oldText: `${"a ".repeat(200_000)}b`, newText: "x" }, false);
+  const fragment = applyEdit("a ".repeat(500_000), { oldText: `${"a ".repeat(100_000)}b`, newText: "x" }, false);
   assert.match((fragment as { error: string }).error, /^oldText not found, not even ignoring whitespace; the nearest candidate is at line 1:/);
   const words = Array.from({ length: 100_000 }, (_, i) => `w${i}`);
   assert.deepEqual(applyEdit(`start ${words.join("  ")} end`, { oldText: words.join(" "), newText: "W" }, false), {
@@ -65,13 +66,13 @@ test("adversarial edits complete with the right answer: long needles, many match
     note: "oldText matched only when spacing was ignored (line 1)",
   });
   // Whole lines compared window by window: a million lines against 200 000 was 2·10¹¹ comparisons.
-  const lines = applyEdit("a\n".repeat(1_000_000), { oldText: `${"a\n".repeat(200_000)}b`, newText: "x" }, false);
+  const lines = applyEdit("a\n".repeat(500_000), { oldText: `${"a\n".repeat(100_000)}b`, newText: "x" }, false);
   assert.match((lines as { error: string }).error, /^oldText not found, not even ignoring whitespace; the nearest candidate is at line 1:/);
   // Each replacement used to copy the whole text: 20 s for a tenth of these.
-  const tolerant = applyEdit(" a  b\n".repeat(500_000), { oldText: "a b\n", newText: "x\n", replaceAll: true }, false);
-  assert.equal((tolerant as { text: string }).text, " x\n".repeat(500_000));
-  const spaced = applyEdit("a  b;".repeat(500_000), { oldText: "a b", newText: "x", replaceAll: true }, false);
-  assert.equal((spaced as { text: string }).text, "x;".repeat(500_000));
-  const huge = applyEdit("ab".repeat(1_000_000), { oldText: "b", newText: "x".repeat(1000), replaceAll: true }, false);
+  const tolerant = applyEdit(" a  b\n".repeat(250_000), { oldText: "a b\n", newText: "x\n", replaceAll: true }, false);
+  assert.equal((tolerant as { text: string }).text, " x\n".repeat(250_000));
+  const spaced = applyEdit("a  b;".repeat(250_000), { oldText: "a b", newText: "x", replaceAll: true }, false);
+  assert.equal((spaced as { text: string }).text, "x;".repeat(250_000));
+  const huge = applyEdit("ab".repeat(500_000), { oldText: "b", newText: "x".repeat(1000), replaceAll: true }, false);
   assert.match((huge as { error: string }).error, /^the edit would make the file longer than the 16777216 characters an edit may produce/);
 });
