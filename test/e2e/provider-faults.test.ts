@@ -6,10 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { seconds } from "../../daemon/provider/faults.js";
 import { busyBound } from "../support/busy.js";
+import { refusedPort } from "../support/ports.js";
 import { world } from "./fixture.js";
 
 /**
@@ -170,11 +169,7 @@ test("a stalled stream is stopped by the idle watchdog: tried again when nothing
 });
 
 test("a provider that cannot be reached is tried with backoff, then named as unreachable", async (t) => {
-  // A port that was just free: nothing listens there.
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
+  const port = await refusedPort();
   const { agent, model, workdir } = await world(t, { env: { ...FAST, REASONIX_MODEL_RETRIES: "1", DEEPSEEK_BASE_URL: `http://127.0.0.1:${port}` } });
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);

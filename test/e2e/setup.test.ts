@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createServer, type AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { BIN } from "../support/harness.js";
+import { refusedPort } from "../support/ports.js";
 import { world, processTest } from "./fixture.js";
 
 const run = promisify(execFile);
@@ -99,13 +99,7 @@ test("reasonix setup checks the key against the provider's models endpoint: a re
   assert.match(accepted.stderr, /the key works \(4 models at /);
   assert.equal(JSON.parse(readFileSync(join(home.dir, "credentials.json"), "utf8")).LOCAL_API_KEY, "good-key-123");
 
-  // A port nothing listens on: taken and let go again.
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port: p } = probe.address() as AddressInfo;
-      probe.close(() => resolve(p));
-    });
-  });
+  const port = await refusedPort();
   const unreachable = await run(
     process.execPath,
     [BIN, "setup", "--provider", "far", "--base-url", `http://127.0.0.1:${port}/v1`, "--models", "m", "--api-key", "k-789"],
