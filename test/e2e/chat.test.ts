@@ -114,7 +114,9 @@ test("attach: an editor's slow turn streams on in the terminal, a typed line ste
   await term.until("the steer accepted", (s) => s.includes("steer accepted"));
   assert.equal((await first).stopReason, "end_turn");
   await model.waitForRequests(2);
-  assert.deepEqual(model.requests[1]!.body.messages.at(-1), { role: "user", content: "also mention the tests" });
+  // Once in a loaded series the second request ended with the first prompt: each request's last messages say what the model was sent.
+  const sent = model.requests.map((r, i) => `request ${i}: ${JSON.stringify(r.body.messages.slice(-3)).slice(0, 400)}`).join("\n");
+  assert.deepEqual(model.requests[1]!.body.messages.at(-1), { role: "user", content: "also mention the tests" }, sent);
   await term.until("the steered answer, live", (s) => s.includes("steered answer"));
 
   // Another slow turn from the editor; Ctrl-C in the terminal cancels it.
