@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { hostPids } from "../support/harness.js";
+import { describePids, pidsAfterKill } from "../support/harness.js";
 import { world } from "./fixture.js";
 
 /** The workspace as a repository root with `settings` as its `.claude/settings.json`. */
@@ -168,7 +168,8 @@ test("a hook that hangs is stopped at its bound, its process group killed, and t
     .filter((u) => u.sessionUpdate === "tool_call_update")
     .at(-1);
   assert.equal(result.status, "completed", "the call itself ran");
-  assert.deepEqual([...hostPids(`sleep 31.${process.pid}`), ...hostPids(`sleep 30.${process.pid}`)], [], "the whole group is gone");
+  const left = await pidsAfterKill([`sleep 31.${process.pid}`, `sleep 30.${process.pid}`]);
+  assert.deepEqual(left, [], `the whole group is gone:\n${describePids(left)}`);
 });
 
 test("malformed settings files are named once with their path and left out; the others still count", async (t) => {

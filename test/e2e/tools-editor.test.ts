@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FakeEditor } from "../support/editor.js";
-import { describePids, hostPids } from "../support/harness.js";
+import { describePids, hostPids, pidsAfterKill } from "../support/harness.js";
 import { daemonStatus, within, world, test } from "./fixture.js";
 
 const FS_CAPS = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
@@ -183,8 +183,7 @@ test("commands cancelled within ms of terminal/create never run on, whether the 
       assert.equal((await agent.prompt(sessionId, `run ${mode} ${i}`)).stopReason, "cancelled");
       // A kill that lands while the sandbox's init is exiting (its life bound to the outer bwrap's)
       // leaves its processes SIGKILLed but not yet scheduled to die: a second, not the sleep's 2 s.
-      for (let n = 0; n < 20 && hostPids(sleeper).length > 0; n++) await sleep(50);
-      const pids = hostPids(sleeper);
+      const pids = await pidsAfterKill([sleeper]);
       if (pids.length === 0) continue;
       survived[mode]++;
       left.push(`${mode} ${i}, cancelled ${round % 6} ms after terminal/create:\n${describePids(pids)}`);

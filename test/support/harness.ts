@@ -88,6 +88,18 @@ export function hostPids(marker: string): number[] {
   return found;
 }
 
+/**
+ * hostPids once SIGKILLed processes have had up to `graceMs` to die: a kill that lands on a loaded
+ * machine leaves its processes runnable with the signal pending for a moment (seen: 2 of a killed
+ * sandbox's processes in state R with SIGKILL pending, gone soon after). Processes that were never
+ * killed are still there when it returns, as a sleep longer than the grace is.
+ */
+export async function pidsAfterKill(markers: readonly string[], graceMs = 1000): Promise<number[]> {
+  const look = (): number[] => markers.flatMap((m) => hostPids(m));
+  for (const end = Date.now() + graceMs; look().length > 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+  return look();
+}
+
 /** For a failure message: each process's pid, state, parent and command line (what is left, and why). */
 export function describePids(pids: readonly number[]): string {
   return pids
