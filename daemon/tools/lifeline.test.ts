@@ -4,8 +4,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { hostPids } from "../../test/support/harness.js";
+import { pidsAfterKill } from "../../test/support/harness.js";
 import { JobTable } from "./jobs.js";
 import { localCommands } from "./local-commands.js";
 import { sandboxOf, type SandboxSpec } from "./sandbox.js";
@@ -59,8 +58,7 @@ test("a daemon killed within ms of starting a confined job takes the job with it
       ),
     );
   }
-  for (let n = 0; n < 100 && hostPids(`sleep 30.${word}`).length > 0; n++) await sleep(50);
-  assert.deepEqual(hostPids(`sleep 30.${word}`), [], "jobs left running by a killed daemon");
+  assert.deepEqual(await pidsAfterKill([`sleep 30.${word}`], 5000), [], "jobs left running by a killed daemon");
   assert.deepEqual(readdirSync(root), []);
 });
 

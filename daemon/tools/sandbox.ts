@@ -146,10 +146,10 @@ export function describeSpec(spec: Pick<SandboxSpec, "preset" | "network">): str
 export function sandboxOf(spec: SandboxSpec): Sandbox {
   return {
     spec,
-    wrap: (argv, cwd, opts) =>
-      opts?.lifeline
-        ? { file: spec.bwrap, args: [...bwrapArgs(spec, cwd, opts), ...withLifeline(argv)], lifeline: true }
-        : { file: spec.bwrap, args: [...bwrapArgs(spec, cwd, opts), ...argv] },
+    wrap: (argv, cwd, opts) => {
+      const lifeline = opts?.lifeline === true;
+      return { file: spec.bwrap, args: [...bwrapArgs(spec, cwd, opts), ...(lifeline ? withLifeline(argv) : argv)], lifeline };
+    },
     describe: () => describeSpec(spec),
   };
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning } from "../../shared/process.js";
-import { describePids, hostPids, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { describePids, hostPids, pidsAfterKill, stopDaemon, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { daemonStatus, world, within, test, processTest } from "./fixture.js";
 
 /**
@@ -170,10 +170,6 @@ processTest("a daemon killed with a sandboxed job running takes the job with it:
   const old = await waitForDaemonPid(home.dir);
   process.kill(old, "SIGKILL");
   await waitForPidExit(old, 5000);
-  try {
-    await until(() => hostPids(sleeper).length === 0, "the job to end with its daemon");
-  } catch (err) {
-    // What is left, to say why next time.
-    throw new Error(`${(err as Error).message}; still there:\n${describePids(hostPids(sleeper))}`);
-  }
+  const left = await pidsAfterKill([sleeper], 10_000);
+  assert.deepEqual(left, [], `the job ended with its daemon; still there:\n${describePids(left)}`);
 });
