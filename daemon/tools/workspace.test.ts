@@ -1,12 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, mkdirSync, realpathSync, symlinkSync } from "node:fs";
+import { mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isInside, resolveReal } from "./workspace.js";
 
-test("dot-dot, absolute paths and symlinks leading out count as outside", () => {
+test("dot-dot, absolute paths and symlinks leading out count as outside", (t) => {
   const base = realpathSync(mkdtempSync(join(tmpdir(), "rx-ws-")));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
   const proj = join(base, "proj");
   const outside = join(base, "outside");
   mkdirSync(proj);

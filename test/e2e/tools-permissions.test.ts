@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { stopDaemon } from "../support/harness.js";
 import { world, test } from "./fixture.js";
@@ -90,8 +90,10 @@ test("read-only asks before a write and a rejection leaves the disk alone; dange
   assert.equal(agent.agentRequests.filter((r) => r.method === "session/request_permission").length, 1);
 
   await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
+  const outside = join(dirname(workdir), `${workdir.split("/").at(-1)}-full.txt`);
+  t.after(() => rmSync(outside, { force: true }));
   model.enqueue(
-    { toolCalls: [{ name: "write_file", arguments: { path: join(dirname(workdir), `${workdir.split("/").at(-1)}-full.txt`), content: "x" } }] },
+    { toolCalls: [{ name: "write_file", arguments: { path: outside, content: "x" } }] },
     { toolCalls: [{ name: "run_command", arguments: { command: "echo free > free.txt" } }] },
     { content: ["done"] },
   );
@@ -100,6 +102,7 @@ test("read-only asks before a write and a rejection leaves the disk alone; dange
   };
   await agent.prompt(sessionId, "do both");
   assert.equal(readFileSync(join(workdir, "free.txt"), "utf8"), "free\n");
+  assert.equal(readFileSync(outside, "utf8"), "x");
   assert.equal(agent.agentRequests.filter((r) => r.method === "session/request_permission").length, 1);
 });
 
