@@ -10,8 +10,18 @@ import { resolvePaths } from "../shared/paths.js";
 import { parseAcpArgs, runAcp } from "./acp.js";
 import { takeUmask, unixDaemon } from "./connect.js";
 
-// A client that closed our stderr gets no diagnostics; a write it cannot take must not crash us.
-process.stderr.on("error", () => undefined);
+// A client that closed our stderr gets no diagnostics; a write it cannot take must not crash us. The
+// stream is opened on first use, or once the start is done (while the daemon answers): opening it
+// cost the start about half a millisecond.
+let stderrGuarded = false;
+function stderr(): NodeJS.WriteStream {
+  if (!stderrGuarded) {
+    stderrGuarded = true;
+    process.stderr.on("error", () => undefined);
+  }
+  return process.stderr;
+}
+setImmediate(stderr);
 
 let model: string | undefined;
 try {
@@ -26,11 +36,11 @@ try {
   const run = runAcp({
     input: process.stdin,
     output: process.stdout,
-    stderr: (text) => process.stderr.write(text),
+    stderr: (text) => stderr().write(text),
     daemon: unixDaemon(resolvePaths(), { model, umask }),
   });
   void run.exited.then((code) => process.exit(code));
 } catch (err) {
-  process.stderr.write(`reasonix acp: ${errorText(err)}\n`);
+  stderr().write(`reasonix acp: ${errorText(err)}\n`);
   process.exit(1);
 }

@@ -129,7 +129,12 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         reject(err);
       };
       socket.once("error", fail);
-      socket.once("connect", () => socket.write(upgradeRequest(path, key, headers, first?.() ?? [])));
+      let accept = "";
+      socket.once("connect", () => {
+        socket.write(upgradeRequest(path, key, headers, first?.() ?? []));
+        // Worked out while the daemon answers, off the path of its answer.
+        accept = sha1Base64(key + GUID);
+      });
       const onData = (chunk: Buffer): void => {
         head = Buffer.concat([head, chunk]);
         const end = head.indexOf("\r\n\r\n");
@@ -168,7 +173,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
           socket.once("end", finish);
           return;
         }
-        if (header("sec-websocket-accept") !== sha1Base64(key + GUID)) {
+        if (header("sec-websocket-accept") !== accept) {
           fail(new HandshakeError(status, "the daemon's WebSocket handshake did not match"));
           return;
         }
