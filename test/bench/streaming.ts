@@ -15,6 +15,7 @@ import { noiseWindow, processCpuMs, type Noise } from "./machine.js";
 import { gauge, getText } from "../support/daemon-http.js";
 import type { ModelWorkerData } from "./model-worker.js";
 import { RawClient } from "./raw-client.js";
+import { relayFloor, type RelayReader } from "./relay-floor.js";
 import { pacing } from "./pacing.js";
 import { quantileOf as q, summarize, type Row } from "./stats.js";
 
@@ -143,8 +144,23 @@ export async function streamingBench(opts: StreamingOptions & { runs?: number } 
     },
     summarize("delay from the model's write to the window, p99", all("delayP99"), 50),
     summarize(`chunks/s from the prompts sent to the last end_turn (nominal model pace ~${Math.round(last.nominal)}/s)`, all("endToEndRate"), undefined, "/s"),
-    summarize("daemon CPU per streamed chunk", all("cpuPerChunkUs"), undefined, "µs"),
+    summarize("daemon CPU per streamed chunk (issue 25 target 30 µs)", all("cpuPerChunkUs"), 30, "µs"),
   ];
+  // The floor, against a model of its own with the same sessions, pace and chunks (relay-floor.ts).
+  const sessions = (opts.windows ?? 5) * (opts.perWindow ?? 10);
+  const floors: Record<RelayReader, number[]> = { raw: [], http: [] };
+  const model = await startModel(sessions, opts.chunks ?? 200, opts.delayMs ?? 5);
+  try {
+    for (let i = 0; i < Math.min(3, opts.runs ?? 1); i++) {
+      for (const reader of ["raw", "http"] as const) floors[reader].push((await relayFloor(reader, model.url, sessions, opts.windows ?? 5)).cpuPerChunkUs);
+    }
+  } finally {
+    await model.close();
+  }
+  rows.push(
+    summarize("  floor: a relay doing nothing else (raw TCP in, a frame per chunk out, warm), CPU per chunk", floors.raw, undefined, "µs"),
+    summarize("  the same relay reading through node:http", floors.http, undefined, "µs"),
+  );
   const spread = runs.map((r, i) => `run ${i + 1}: ${r.brief}`).join("; ");
   return { rows, detail: runs.length > 1 ? `${last.detail}\nEach run: ${spread}` : last.detail, noise: last.noise };
 }
