@@ -14,7 +14,7 @@ import { MAX_LINE_BYTES } from "../../shared/ndjson.js";
 import { AcpConnection } from "../acp/connection.js";
 import { closeRefusedUpgrade } from "./tcp-auth.js";
 import { tickCork } from "./tick-cork.js";
-import { textFrames } from "./ws-frames.js";
+import { textFrame, textFrames } from "./ws-frames.js";
 import type { DaemonState } from "./state.js";
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -75,7 +75,9 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
         if (!writable()) return;
         // Streamed notifications may wait for the next spaced flush; an answer or a question goes this turn.
         cork(!notification);
-        socket.send(text);
+        // Without an extension ws writes its frames at once, so a frame of ours keeps its place among them.
+        if (socket.extensions === "") raw.write(textFrame(text));
+        else socket.send(text);
       },
       state.services,
       {

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Socket } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
-import { textFrames } from "./ws-frames.js";
+import { textFrame, textFrames } from "./ws-frames.js";
 
 test("frames written beside ws's own arrive as the messages they hold, in order, at every length, with or without an envelope around each", async (t) => {
   const server = new WebSocketServer({ port: 0, host: "127.0.0.1" });
@@ -13,6 +13,7 @@ test("frames written beside ws's own arrive as the messages they hold, in order,
     socket.send("before");
     (req.socket as Socket).write(textFrames(texts));
     (req.socket as Socket).write(textFrames(texts, { head: '{"é":', tail: "}" }));
+    for (const text of texts) (req.socket as Socket).write(textFrame(text));
     socket.send("after");
   });
   const client = new WebSocket(`ws://127.0.0.1:${(server.address() as { port: number }).port}`);
@@ -23,8 +24,9 @@ test("frames written beside ws's own arrive as the messages they hold, in order,
     client.on("message", (data, isBinary) => {
       assert.equal(isBinary, false);
       got.push(data.toString());
-      if (got.length === 2 * texts.length + 2) resolve();
+      if (got.length === 3 * texts.length + 2) resolve();
     });
   });
-  assert.deepEqual(got, ["before", ...texts, ...texts.map((text) => `{"é":${text}}`), "after"]);
+  assert.deepEqual(got, ["before", ...texts, ...texts.map((text) => `{"é":${text}}`), ...texts, "after"]);
+  for (const text of texts) assert.deepEqual(textFrame(text), textFrames([text]), "one frame is the batch of one");
 });
