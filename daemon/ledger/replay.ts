@@ -1,10 +1,11 @@
 /**
  * session/load's replay: the whole ledger to one window, paced to what the window takes, with the
  * entries the store lost or cannot read named in a warning instead of passing in silence. It
- * streams: a page of records is read while the one before goes out (at most 256 records or about
- * 256 KiB each), updates leave in batches of about 64 KiB, one write each, and the replay waits while
+ * streams: a page of records is read while the one before goes out (at most 1,024 records or about
+ * 1 MiB each), updates leave in batches of about 64 KiB, one write each, and the replay waits while
  * the window holds more than 1 MiB unread, so the daemon holds a few MiB of it however long the
- * session is.
+ * session is. A page is a few milliseconds of work on the event loop; smaller pages cost each
+ * record more (the iterator's per-page round trip to its thread).
  */
 import { keys, type JsonCursor, type JsonPage, type Store } from "../store/store.js";
 import type { ClientPort } from "../windows/port.js";
@@ -13,8 +14,8 @@ import { LedgerMessageIds } from "./message-ids.js";
 import { replayTexts } from "./replay-text.js";
 
 const REPLAY_HIGH_WATER = 1024 * 1024;
-const REPLAY_PAGE = 256;
-const REPLAY_PAGE_BYTES = 256 * 1024;
+const REPLAY_PAGE = 1024;
+const REPLAY_PAGE_BYTES = 1024 * 1024;
 /** Updates go to the window in batches of about this many characters: one write each (acp/connection.ts). */
 const REPLAY_BATCH_CHARS = 64 * 1024;
 
