@@ -5,8 +5,8 @@
  * and writes each content delta to a window socket as one WebSocket text frame holding a
  * `session/update`, and does nothing else: no store, no session state, no ordering or usage. Two
  * readers: node:http (as an HTTP client library reads) and raw TCP (HTTP/1.1 and chunked transfer
- * coding decoded by hand, the least any reader can do). Each relay streams the load twice unmeasured
- * (so its code is compiled as a long-lived daemon's is) and then once measured.
+ * coding decoded by hand, the least any reader can do). Each relay streams the load once unmeasured
+ * (so its code is compiled, as the daemon's is in the row beside it) and then once measured.
  */
 import { fork } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -137,7 +137,7 @@ function viaRawTcp(url: URL, prompt: string, relay: EventRelay): Promise<void> {
   });
 }
 
-/** In the relay's process: `rounds` rounds of `sessions` streams, the last one measured. */
+/** In the relay's process: two rounds of `sessions` streams, the second one measured. */
 async function relayMain(reader: RelayReader, modelUrl: string, sinkPath: string, sessions: number, windowsN: number): Promise<RelayFigures> {
   const url = new URL(modelUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: sessions });
@@ -152,7 +152,7 @@ async function relayMain(reader: RelayReader, modelUrl: string, sinkPath: string
     await Promise.all(relays.map((relay, k) => (reader === "http" ? viaHttp(url, agent, prompt(k), relay) : viaRawTcp(url, prompt(k), relay))));
     return relays;
   };
-  for (let r = 0; r < 2; r++) await round((k) => `warm ${k}`);
+  await round((k) => `warm ${k}`);
   const cpu0 = process.cpuUsage();
   const relays = await round((k) => `talk ${k}`);
   const cpu = process.cpuUsage(cpu0);
