@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
+import { textFrame } from "../../daemon/server/ws-frames.js";
 
 export type RelayReader = "raw" | "http";
 
@@ -24,24 +25,6 @@ export interface RelayFigures {
   cpuPerChunkUs: number;
   /** events the relay could not parse (a reader bug would show here, not as a low figure) */
   faults: number;
-}
-
-/** One WebSocket text frame (RFC 6455 §5.2: final, unmasked, as a server sends). */
-function frame(text: string): Buffer {
-  const n = Buffer.byteLength(text);
-  const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
-  const out = Buffer.allocUnsafe(head + n);
-  out[0] = 0x81;
-  if (n < 126) out[1] = n;
-  else if (n < 65536) {
-    out[1] = 126;
-    out.writeUInt16BE(n, 2);
-  } else {
-    out[1] = 127;
-    out.writeBigUInt64BE(BigInt(n), 2);
-  }
-  out.write(text, head);
-  return out;
 }
 
 /** Server-sent events in, each content delta out as a session/update frame. */
@@ -71,7 +54,7 @@ class EventRelay {
       if (typeof content !== "string" || content === "") continue;
       this.chunks++;
       const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: content }, messageId: "m-1" };
-      this.window.write(frame(JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: this.sessionId, update } })));
+      this.window.write(textFrame(JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: this.sessionId, update } })));
     }
   }
 }
