@@ -47,6 +47,15 @@ function node(args) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
+/** Runs node scripts side by side (each reads dist/ and writes its own files); exits on the first failure. */
+async function nodeAll(scripts) {
+  const codes = await Promise.all(
+    scripts.map((script) => new Promise((resolve) => spawn(process.execPath, [script], { cwd: ROOT, stdio: "inherit" }).on("close", resolve))),
+  );
+  const failed = codes.find((code) => code !== 0);
+  if (failed !== undefined) process.exit(failed ?? 1);
+}
+
 rmSync(DIST, { recursive: true, force: true });
 // `--lint` (`npm test`): biome checks the sources on the other core while tsc runs; named folders
 // only, so it never walks dist/ as it is written.
@@ -69,8 +78,8 @@ if (check) {
     tsconfig: join(ROOT, "tsconfig.json"),
   });
 }
-node([join(ROOT, "scripts", "bundle.js")]);
-node([join(ROOT, "scripts", "acp-validators.js")]);
+// The start-up bundles and the tests' wire validators: both read dist/ and write files of their own.
+await nodeAll([join(ROOT, "scripts", "bundle.js"), join(ROOT, "scripts", "acp-validators.js")]);
 const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 writeFileSync(join(DIST, "build.json"), JSON.stringify({ build: `${version}+${Date.now().toString(36)}${randomBytes(3).toString("hex")}` }));
 if (linted && (await linted) !== 0) {
