@@ -62,6 +62,9 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
     const pid = Number(header(req, HEADER_SHIM_PID));
     const raw = req.raw.socket;
     const cork = tickCork(raw);
+    // Without an extension (none is offered) ws writes its frames at once and queues nothing, so
+    // frames of ours, one buffer each, keep their place among its own.
+    const ownFrames = socket.extensions === "";
     // False once the window is gone or dropped for falling too far behind.
     const writable = (): boolean => {
       if (socket.readyState !== socket.OPEN) return false;
@@ -75,8 +78,7 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
         if (!writable()) return;
         // Streamed notifications may wait for the next spaced flush; an answer or a question goes this turn.
         cork(!notification);
-        // Without an extension ws writes its frames at once, so a frame of ours keeps its place among them.
-        if (socket.extensions === "") raw.write(textFrame(text));
+        if (ownFrames) raw.write(textFrame(text));
         else socket.send(text);
       },
       state.services,
@@ -91,8 +93,7 @@ export async function acpWebSocket(app: FastifyInstance, opts: { state: DaemonSt
       (texts, around) => {
         if (!writable()) return;
         cork(true);
-        // ws writes its own frames at once when no extension queues them: these go in order beside them.
-        if (socket.extensions === "") raw.write(textFrames(texts, around));
+        if (ownFrames) raw.write(textFrames(texts, around));
         else for (const text of texts) socket.send(`${around.head}${text}${around.tail}`);
       },
     );

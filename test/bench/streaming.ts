@@ -113,6 +113,9 @@ interface StreamingFigures {
   faults: number;
 }
 
+/** The load unless a caller says otherwise: 5 windows × 10 sessions, 200 chunks 5 ms apart. */
+const LOAD = { windows: 5, perWindow: 10, chunks: 200, delayMs: 5 };
+
 interface StreamingOptions {
   windows?: number;
   perWindow?: number;
@@ -154,12 +157,13 @@ export async function streamingBench(opts: StreamingOptions & { runs?: number } 
   const few = Math.min(3, opts.runs ?? 1);
   const warm: StreamingFigures[] = [];
   for (let i = 0; i < few; i++) warm.push((await streamingRun({ ...opts, warmRounds: 1 })).figures);
-  const sessions = (opts.windows ?? 5) * (opts.perWindow ?? 10);
+  const load = { ...LOAD, ...opts };
+  const sessions = load.windows * load.perWindow;
   const floors: Record<RelayReader, number[]> = { raw: [], http: [] };
-  const model = await startModel(sessions, opts.chunks ?? 200, opts.delayMs ?? 5);
+  const model = await startModel(sessions, load.chunks, load.delayMs);
   try {
     for (let i = 0; i < few; i++) {
-      for (const reader of ["raw", "http"] as const) floors[reader].push((await relayFloor(reader, model.url, sessions, opts.windows ?? 5)).cpuPerChunkUs);
+      for (const reader of ["raw", "http"] as const) floors[reader].push((await relayFloor(reader, model.url, sessions, load.windows)).cpuPerChunkUs);
     }
   } finally {
     await model.close();
@@ -186,10 +190,7 @@ export async function streamingBench(opts: StreamingOptions & { runs?: number } 
 async function streamingRun(
   opts: StreamingOptions,
 ): Promise<{ figures: StreamingFigures; label: string; nominal: number; detail: string; brief: string; noise: Noise }> {
-  const windowsN = opts.windows ?? 5;
-  const perWindow = opts.perWindow ?? 10;
-  const chunks = opts.chunks ?? 200;
-  const delayMs = opts.delayMs ?? 5;
+  const { windows: windowsN, perWindow, chunks, delayMs } = { ...LOAD, ...opts };
   const home = mkdtempSync(join(tmpdir(), "rx-b-"));
   const workdir = mkdtempSync(join(tmpdir(), "rx-bw-"));
   const model = await startModel(windowsN * perWindow, chunks, delayMs);
