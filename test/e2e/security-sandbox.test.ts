@@ -258,8 +258,10 @@ test("bubblewrap missing: the session says so once and why, /status and `reasoni
 });
 
 test("sandbox.network false in config.json: a command cannot reach a server on this machine, and /status says so; the default can", async (t) => {
+  // Exits on the answer: Node's global agent keeps the socket alive, and the command would wait the
+  // model server's idle timeout (5 s) before exiting.
   const connect = (url: string) =>
-    `${process.execPath} -e "require('http').get('${url}/v1/models', (r) => console.log('reached', r.statusCode)).on('error', (e) => console.log('refused', e.code))"`;
+    `${process.execPath} -e "require('http').get('${url}/v1/models', (r) => { console.log('reached', r.statusCode); process.exit(0); }).on('error', (e) => console.log('refused', e.code))"`;
   for (const network of [false, true]) {
     const { agent, model, workdir, home } = await world(t, {
       prepare: (dir) => writeFileSync(join(dir, "config.json"), JSON.stringify(network ? {} : { sandbox: { network: false } })),
