@@ -108,8 +108,7 @@ export class McpHub {
 
   private async connect(state: ServerState, spec: McpServer, env: Record<string, string | undefined>, cwd: string): Promise<void> {
     try {
-      const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-      const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
+      const { Client, ElicitRequestSchema, SSEClientTransport, StdioClientTransport, StreamableHTTPClientTransport } = await import("./sdk.js");
       // Servers may ask the user something; the session relays it to the editor, or declines at once.
       const client = new Client(
         { name: "reasonix", version: "0.1.0" },
@@ -135,14 +134,11 @@ export class McpHub {
         const headers = pairs(spec.headers as Array<{ name: string; value: string }> | Record<string, string>);
         const url = new URL(spec.url as string);
         if (spec.type === "http") {
-          const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
           await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
         } else {
-          const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
           await client.connect(new SSEClientTransport(url, { requestInit: { headers } }));
         }
       } else {
-        const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
         const stdio = spec as { command: string; args: string[]; env: Array<{ name: string; value: string }> | Record<string, string> };
         const base = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
         const transport = new StdioClientTransport({ command: stdio.command, args: stdio.args, env: { ...base, ...pairs(stdio.env) }, cwd, stderr: "pipe" });

@@ -13,8 +13,8 @@ import { nodeFetch } from "./node-fetch.js";
 import { eventBody } from "./event-body.js";
 import { MAX_TOOL_CALLS, ROUND_LIMITS, type RoundCut } from "./round-limits.js";
 
-let sdk: Promise<typeof import("openai")> | undefined;
-const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
+let sdk: Promise<typeof import("./openai-sdk.js")> | undefined;
+const loadSdk = (): Promise<typeof import("./openai-sdk.js")> => (sdk ??= import("./openai-sdk.js"));
 
 /** Accumulates streamed deltas into one round; kept pure so it can be table-tested. */
 
@@ -160,7 +160,7 @@ async function clientFor(endpoint: Endpoint): Promise<OpenAI> {
   const key = `${endpoint.baseUrl}\n${endpoint.apiKey}`;
   const known = clients.get(key);
   if (known) return known;
-  const { default: OpenAICtor } = await loadSdk();
+  const { OpenAI: OpenAICtor } = await loadSdk();
   const client = new OpenAICtor({
     baseURL: endpoint.baseUrl,
     apiKey: endpoint.apiKey,
