@@ -18,6 +18,8 @@ import { pathToFileURL } from "node:url";
  * its kind did.
  */
 export const SECONDS = {
+  // Runs alone (ALONE below): its tests' time plus a process start; the batch after it waits for it.
+  "test/e2e/resource-limits": [5.7, 5.7],
   "test/e2e/durable": [58.0, 10.1],
   "test/e2e/tools-editor": [42.5, 5.8],
   "test/e2e/crash-matrix": [32.7, 0.0],
