@@ -86,7 +86,8 @@ await Promise.all([
     // import() in code that came from the code cache fails once the GC has run (Node 20).
     supported: { "dynamic-import": false },
     plugins: [metaUrl, nativeBinding("classic-level/binding.js"), vendored],
-    external: LOADED_ON_USE,
+    // fastify's schema compilers are never built (server/app.ts gives it stand-ins): not bundled.
+    external: [...LOADED_ON_USE, "@fastify/ajv-compiler", "@fastify/fast-json-stringify-compiler"],
   }),
   ...Object.entries(VENDOR).map(([entry, bundle]) =>
     build({ ...common, entryPoints: [join(DIST, entry)], outfile: join(DIST, bundle), supported: { "dynamic-import": false } }),

@@ -13,6 +13,16 @@ export interface AppOptions {
   tcp?: { token: string; port: () => number; allowedOrigins: readonly string[] };
 }
 
+/**
+ * No route declares a JSON schema (what comes in is checked with zod where it is read), so fastify's
+ * Ajv and fast-json-stringify compilers are never used: without these stand-ins fastify builds both
+ * at its first instance, which was most of its share of a daemon's start (and the build leaves
+ * them out of the daemon's bundle). A route given a schema fails when the app is made ready.
+ */
+const noRouteSchemas = () => (): never => {
+  throw new Error("routes here take no JSON schema: check the input with zod in the handler");
+};
+
 export async function buildApp(state: DaemonState, opts: AppOptions = {}): Promise<FastifyInstance> {
   const httpLog = state.services.log.child({ component: opts.tcp ? "tcp" : "http" });
   httpLog.level = "warn";
@@ -22,6 +32,7 @@ export async function buildApp(state: DaemonState, opts: AppOptions = {}): Promi
     forceCloseConnections: true,
     // The shim's upgrade carries its window's environment, which can outgrow Node's 16 KiB default.
     http: { maxHeaderSize: MAX_UPGRADE_HEADER_BYTES },
+    schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
   });
   if (opts.tcp) tcpGuard(app, opts.tcp);
   await app.register(websocket, { options: { maxPayload: WS_MAX_PAYLOAD } });
