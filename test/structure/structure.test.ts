@@ -59,9 +59,15 @@ test("what npm pack ships holds no test file and no test helper", () => {
   const files = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
   assert.ok(files.includes("dist/shim-acp.cjs") && files.includes("bin/reasonix.js"), "the package holds the program");
   // The daemon's bundle requires the SDKs' own bundles by relative path on first use: they ship too.
-  const vendored = [...readFileSync(join(REPO_ROOT, "dist", "daemon-run.cjs"), "utf8").matchAll(/require\("\.\/(vendor\/[\w.-]+)"\)/g)].map((m) => `dist/${m[1]}`);
+  const vendored = [...readFileSync(join(REPO_ROOT, "dist", "daemon-run.cjs"), "utf8").matchAll(/require\("\.\/(vendor\/[\w.-]+)"\)/g)].map(
+    (m) => `dist/${m[1]}`,
+  );
   assert.deepEqual(vendored.sort(), ["dist/vendor/mcp-sdk.cjs", "dist/vendor/openai.cjs"]);
-  assert.deepEqual(vendored.filter((f) => !files.includes(f)), [], "every bundle the daemon's bundle requires is in the package");
+  assert.deepEqual(
+    vendored.filter((f) => !files.includes(f)),
+    [],
+    "every bundle the daemon's bundle requires is in the package",
+  );
   assert.deepEqual(
     files.filter((f) => /(^|\/)test\/|\.test\.|fixture/.test(f)),
     [],
