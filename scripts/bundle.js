@@ -40,7 +40,9 @@ const VENDOR = {
 const vendored = {
   name: "vendored",
   setup(b) {
-    b.onResolve({ filter: /sdk\.js$/ }, (args) => {
+    // Only imports naming one of those files' names are looked at; the table decides.
+    const names = Object.keys(VENDOR).map((entry) => entry.split("/").at(-1).replaceAll(".", "\\."));
+    b.onResolve({ filter: new RegExp(`/(${names.join("|")})$`) }, (args) => {
       const bundle = VENDOR[relative(DIST, join(args.resolveDir, args.path)).split(sep).join("/")];
       return bundle ? { path: `./${bundle}`, external: true } : undefined;
     });
