@@ -43,10 +43,27 @@ export function runAcp(io: ShimIo): ShimRun {
   return new AcpShim(io);
 }
 
-const NEWLINE = Buffer.from("\n");
+/** The lines, each followed by "\n", in one buffer: one copy each, no separate newline buffers to join. */
+function linesOf(lines: readonly Buffer[]): Buffer {
+  let total = lines.length;
+  for (const line of lines) total += line.length;
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (const line of lines) {
+    out.set(line, at);
+    at += line.length;
+    out[at++] = 0x0a;
+  }
+  return out;
+}
 const ANSWER_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 const PRIVATE_HEAD = Buffer.from(`{"jsonrpc":"2.0","id":"${PRIVATE_ID_PREFIX}`);
-const startsWith = (data: Buffer, head: Buffer): boolean => data.length >= head.length && data.compare(head, 0, head.length, 0, head.length) === 0;
+/** Byte by byte: Buffer#compare's argument checks cost more than these twenty-odd bytes, once per frame. */
+function startsWith(data: Buffer, head: Buffer): boolean {
+  if (data.length < head.length) return false;
+  for (let i = 0; i < head.length; i++) if (data[i] !== head[i]) return false;
+  return true;
+}
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const STILL_RUNNING_MS = 500;
 
@@ -133,9 +150,9 @@ class AcpShim implements ShimRun {
    */
   private writeLine(line: string | Buffer, source?: ShimSocket): void {
     if (this.outputGone || this.stopped) return;
-    this.out.push(typeof line === "string" ? Buffer.from(line) : line, NEWLINE);
+    this.out.push(typeof line === "string" ? Buffer.from(line) : line);
     if (source) this.outSource = source;
-    if (this.out.length === 2) queueMicrotask(() => this.flushOut());
+    if (this.out.length === 1) queueMicrotask(() => this.flushOut());
   }
 
   /**
@@ -144,7 +161,7 @@ class AcpShim implements ShimRun {
    */
   private flushOut(): void {
     if (this.out.length === 0 || this.outputGone || this.stopped) return;
-    const data = Buffer.concat(this.out);
+    const data = linesOf(this.out);
     this.out = [];
     const source = this.outSource;
     if (!this.io.output.write(data) && source && !this.outPaused) {

@@ -285,6 +285,38 @@ test("with a listener of bytes, a message arrives as its UTF-8 bytes, whole acro
   await srv.close();
 });
 
+test("frames cut anywhere across reads (inside a header, its extended length, the payload) arrive whole and in order", async () => {
+  const texts = ["a", "x".repeat(200), "y".repeat(70_000), "é".repeat(63), "z".repeat(126)];
+  const stream = Buffer.concat(texts.map((t) => frame(0x1, t)));
+  // Cuts one byte into each header, inside the 2- and 8-byte extended lengths, and inside payloads.
+  const cuts = new Set<number>();
+  let at = 0;
+  for (const t of texts) {
+    const n = Buffer.byteLength(t);
+    const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
+    for (const c of [1, 3, 5, head + 1, head + Math.floor(n / 2)]) if (c < head + n) cuts.add(at + c);
+    at += head + n;
+  }
+  const bounds = [0, ...[...cuts].sort((a, b) => a - b), stream.length];
+  const srv = await rawServer(async (socket) => {
+    for (let i = 1; i < bounds.length; i++) {
+      socket.write(stream.subarray(bounds[i - 1], bounds[i]));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  });
+  const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000);
+  const got: string[] = [];
+  await new Promise<void>((r) =>
+    ws.on("bytes", (b) => {
+      got.push(b.toString("utf8"));
+      if (got.length === texts.length) r();
+    }),
+  );
+  assert.deepEqual(got, texts);
+  await closeClient(ws);
+  await srv.close();
+});
+
 test("a code point split across fragments, and a ping between fragments, leave the message intact", async () => {
   let frames: ClientFrame[] = [];
   const srv = await rawServer((socket, f) => {
