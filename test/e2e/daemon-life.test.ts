@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { Level } from "level";
 import WebSocket from "ws";
 import { RECONNECT_WINDOW_MS } from "../../shim/rejoin.js";
-import { START_BUDGET_MS } from "../../shim/connect.js";
+import { DAEMON_NODE_FLAGS, START_BUDGET_MS } from "../../shim/connect.js";
 import { UnixWebSocket } from "../../shim/ws-client.js";
 import { BIN, isAlive, makeHome, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
 import { world, within, processTest } from "./fixture.js";
@@ -42,6 +42,9 @@ processTest("two shims started at the same instant on a fresh home both initiali
   const deadline = Date.now() + 5000;
   while (daemonsOf(home.dir).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
   assert.deepEqual(daemonsOf(home.dir), [pid]);
+  // Started with the daemon's own Node flags, before the bin script.
+  const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  assert.deepEqual(cmd.slice(1, 1 + DAEMON_NODE_FLAGS.length), DAEMON_NODE_FLAGS);
 });
 
 processTest("closing stdin ends the shim (exit 0), not the daemon; `reasonix daemon stop` stops it cleanly", async (t) => {

@@ -6,12 +6,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { existsSync, linkSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { AgentProcess, BIN, makeHome, REPO_ROOT, waitForDaemonPid, waitForPidExit } from "../support/harness.js";
+import { DAEMON_NODE_FLAGS } from "../../shim/connect.js";
 import { processTest } from "./fixture.js";
 
 const run = promisify(execFile);
@@ -22,6 +23,14 @@ test("both units pass systemd-analyze verify", async (t) => {
   const dir = join(REPO_ROOT, "systemd");
   const { stderr } = await run("systemd-analyze", ["verify", join(dir, "reasonix.service"), join(dir, "reasonix.socket")], { cwd: dir });
   assert.equal(stderr.trim(), "", "no warnings");
+});
+
+test("the service starts the daemon with the Node flags a window's shim starts it with", () => {
+  const unit = readFileSync(join(REPO_ROOT, "systemd", "reasonix.service"), "utf8");
+  const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1]?.split(" ") ?? [];
+  const node = execStart.indexOf("node");
+  assert.deepEqual(execStart.slice(node + 1, node + 1 + DAEMON_NODE_FLAGS.length), DAEMON_NODE_FLAGS);
+  assert.match(execStart[node + 1 + DAEMON_NODE_FLAGS.length] ?? "", /bin\/reasonix\.js$/);
 });
 
 processTest(
