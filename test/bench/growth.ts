@@ -311,7 +311,7 @@ async function liveSessions(sizes: number[], rounds: number): Promise<Series[]> 
   const added = series(g, "daemon RSS added by the sessions", "MiB", sizes, {
     why:
       "The fitted slope is what each session keeps; the rest is a one-off that comes with the first hundreds of sessions made in a burst " +
-      "and does not grow after: V8 doubles its young generation (16 → 32 MiB) under the allocation rate of making them and keeps it, " +
+      "and does not grow after: V8 grows its young generation under the allocation rate of making them (to 2 × 8 MiB, the daemon's cap) and keeps it a while, " +
       "and memory outside the JS heap grows too (LevelDB's write buffer and block cache, 4 + 8 MiB at most); one session alone adds neither",
   });
   const per = series(g, "daemon RSS added per session", "KiB", sizes, {
