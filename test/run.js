@@ -10,7 +10,7 @@
 // from a TAP copy of the same run. Exit status is non-zero on any failure or when nothing ran.
 // Each file runs bundled (scripts/bundle-tests.js; REASONIX_TEST_BUNDLE=0 runs the files tsc wrote),
 // and files share test processes in batches (test/batches.js), one batch per slot.
-// REASONIX_TEST_TIMEOUT_MS overrides the per-test timeout (default 5 minutes); REASONIX_TEST_CONCURRENCY
+// REASONIX_TEST_TIMEOUT_MS overrides the per-test timeout (default 15 minutes); REASONIX_TEST_CONCURRENCY
 // the number of batches run at once (default three per core, two with --fast: the end-to-end tests
 // through processes spend most of their time waiting on processes, sockets and timers, while the
 // in-process ones keep their cores busy).
@@ -109,8 +109,10 @@ const child = spawn(
   [
     "--test",
     `--test-concurrency=${concurrency}`,
-    // A safety net, not an assertion on time: a wedged agent must not hang CI forever.
-    `--test-timeout=${process.env.REASONIX_TEST_TIMEOUT_MS || 300000}`,
+    // A safety net, not an assertion on time: a wedged agent must not hang CI forever. It bounds
+    // each batch file as a whole too: two suites side by side on a 2-core VM where process starts
+    // are dear took their batches past 5 minutes, so 15.
+    `--test-timeout=${process.env.REASONIX_TEST_TIMEOUT_MS || 900000}`,
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     "--test-reporter=tap",

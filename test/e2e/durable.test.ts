@@ -252,7 +252,9 @@ processTest("a daemon killed during a tool call leaves a well-formed history: th
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
   await agent.rpc.request("session/set_config_option", { sessionId, configId: "tool_approval", value: "danger-full-access" });
-  model.enqueue({ toolCalls: [{ id: "slow", name: "run_command", arguments: { command: "sleep 3" } }] });
+  // Long enough to be running still when the daemon dies, however slowly a loaded machine gets there
+  // (3 s once was not, beside a second suite); the kill ends the wait.
+  model.enqueue({ toolCalls: [{ id: "slow", name: "run_command", arguments: { command: "sleep 30" } }] });
   agent.prompt(sessionId, "sleep").catch(() => undefined);
   await agent.waitForUpdate((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "in_progress");
   await flushedBy(spawn, sessionId, workdir, "in_progress");

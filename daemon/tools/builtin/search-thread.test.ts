@@ -54,7 +54,7 @@ test("a thread that answered serves the next search; one that was stopped is nev
     assert.equal(searches.keptThread, kept, "the same thread served the next search");
   }
   const evil = { ...plain, root: join(f.dir, "evil.txt"), source: "(a+)+$" };
-  assert.equal((await searches.run(evil, { signal })).status, "stalled");
+  assert.equal((await searches.run(evil, { signal, totalMs: 240_000 })).status, "stalled");
   assert.equal(searches.keptThread, undefined, "the stalled search ran on the kept thread, and it is not kept");
   assert.equal(searches.running, 0);
   assert.equal((await searches.run(plain, { signal })).status, "done");
@@ -71,7 +71,9 @@ test("each SearchThreads keeps its own bound and count", async () => {
   const evil = { kind: "grep" as const, root: join(f.dir, "evil.txt"), cwd: f.dir, inside: [f.dir], source: "(a+)+$", flags: "", maxResults: 10 };
   const slow = patient.run(evil, { signal: stop.signal });
   assert.equal(patient.running, 1);
-  const stalled = await quick.run(evil, { signal: new AbortController().signal });
+  // Starved (lowest priority, a loaded machine) it may wait long for its CPU: the whole-search
+  // deadline is set out of the way, as it is not what this is about.
+  const stalled = await quick.run(evil, { signal: new AbortController().signal, totalMs: 240_000 });
   assert.deepEqual(stalled, { status: "stalled", matching: true, boundMs: QUICK_MS });
   assert.equal(quick.running, 0);
   assert.equal(patient.running, 1, "the other's search still runs under its own bound");
