@@ -69,7 +69,8 @@ test("each SearchThreads keeps its own bound and count", async () => {
   const patient = new SearchThreads(() => 60_000);
   const stop = new AbortController();
   const evil = { kind: "grep" as const, root: join(f.dir, "evil.txt"), cwd: f.dir, inside: [f.dir], source: "(a+)+$", flags: "", maxResults: 10 };
-  const slow = patient.run(evil, { signal: stop.signal });
+  // Its deadline too is set out of the way: a starved quick search once took 141 s to be judged stalled.
+  const slow = patient.run(evil, { signal: stop.signal, totalMs: 600_000 });
   assert.equal(patient.running, 1);
   // Starved (lowest priority, a loaded machine) it may wait long for its CPU: the whole-search
   // deadline is set out of the way, as it is not what this is about.
