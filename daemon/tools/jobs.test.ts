@@ -19,10 +19,16 @@ test("a job's output is read once, in order; wait returns at its exit with the c
 test("wait gives up at its timeout and the job runs on; kill ends the whole process group", async () => {
   const jobs = new JobTable();
   const job = jobs.start("sleep 30 & echo $! ; wait", process.cwd(), { env: process.env, umask: 0o022 });
-  const waited = await jobs.wait(job.jobId, 50, new AbortController().signal);
-  assert.equal(waited.timedOut, true);
-  assert.equal(waited.state, "running");
-  const grandchild = Number(waited.output.trim());
+  // Each wait gives up at 50 ms with the job running; under load the shell may print its child's
+  // pid only after the first one (a fresh-clone CI run once read nothing), so wait until it has.
+  let output = "";
+  for (let i = 0; i < 100 && !/^\d+\n/.test(output); i++) {
+    const waited = await jobs.wait(job.jobId, 50, new AbortController().signal);
+    assert.equal(waited.timedOut, true);
+    assert.equal(waited.state, "running");
+    output += waited.output;
+  }
+  const grandchild = Number(output.trim());
   assert.ok(grandchild > 0 && isRunning(grandchild));
   const killed = await jobs.kill(job.jobId);
   assert.equal(killed.state, "exited");
