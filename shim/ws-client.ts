@@ -82,7 +82,9 @@ class ByteQueue {
       } else this.pos = end;
       return out;
     }
-    const all = Buffer.concat(this.chunks).subarray(this.pos);
+    // The first chunk's bytes already taken are left out of the copy.
+    if (first) this.chunks[0] = first.subarray(this.pos);
+    const all = Buffer.concat(this.chunks, this.length + skip + n);
     this.chunks = all.length > skip + n ? [all] : [];
     this.pos = this.chunks.length > 0 ? skip + n : 0;
     return all.subarray(skip, skip + n);
