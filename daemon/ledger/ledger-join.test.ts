@@ -239,3 +239,40 @@ test("records a turn writes while a long replay goes out are replayed too, after
     Array.from({ length: written }, (_, i) => `c${i + 1}`),
   );
 });
+
+test("an update recorded while the replay's iterator closes reaches the loading window live, once, after the history", async (t) => {
+  const { store, state } = await setup(t);
+  for (let i = 1; i <= 3; i++) state.appendLedger({ type: "update", update: toolCall(i) });
+  await state.flush();
+  const w = window();
+  let attached = false;
+  // What Session.emit does: record the update, then send it to the windows attached at that moment.
+  const emit = (update: SessionUpdate): void => {
+    state.appendLedger({ type: "update", update });
+    if (attached) w.sendUpdate("s1", update);
+  };
+  // The turn streams on while the store's thread closes the iterator: the moment the window used to
+  // be attached only after (seen once under load: a turn's last chunk never reached the loading window).
+  const source = {
+    id: state.id,
+    record: state.record,
+    flush: () => state.flush(),
+    ledgerCursor: (from: number, limit: number, bytes: number) => {
+      const cursor = state.ledgerCursor(from, limit, bytes);
+      return {
+        next: () => cursor.next(),
+        close: async () => {
+          emit(toolCall(4));
+          await cursor.close();
+        },
+      };
+    },
+  };
+  await replayLedger(source, store, w, () => {
+    attached = true;
+  });
+  assert.deepEqual(
+    w.sent.map((u) => (u as { toolCallId: string }).toolCallId),
+    ["c1", "c2", "c3", "c4"],
+  );
+});

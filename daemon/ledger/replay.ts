@@ -27,13 +27,19 @@ export interface LedgerSource {
   readonly record: { readonly lastSeq: number };
   flush(): Promise<void>;
   /** Records from `fromSeq` on as their stored JSON text, a page at a time (`Store.jsonCursor`; undefined: damaged). */
-  ledgerCursor(fromSeq: number, limit: number, maxBytes: number): JsonCursor;
+  ledgerCursor(fromSeq: number, limit: number, maxBytes: number): Pick<JsonCursor, "next" | "close">;
 }
 
 /** A ledger key's record number (`event!<id>!<seq, 12 digits>`). */
 const seqOf = (key: string): number => Number(key.slice(-12));
 
-export async function replayLedger(state: LedgerSource, store: Store, port: ClientPort): Promise<void> {
+/**
+ * `caughtUp` runs at the moment the window has been sent every record, in the same tick as that
+ * check: the caller attaches the window there, so an update recorded while the replay winds down
+ * (its iterator closing is a round trip to the store's thread) reaches the window live. Attached
+ * any later, such an update went to the other windows only (seen: the last chunk of a turn).
+ */
+export async function replayLedger(state: LedgerSource, store: Store, port: ClientPort, caughtUp: () => void = () => undefined): Promise<void> {
   const id = state.id;
   let sent = 0;
   const missing: Array<[number, number]> = [];
@@ -75,7 +81,11 @@ export async function replayLedger(state: LedgerSource, store: Store, port: Clie
       await send();
       // Caught up; or the store holds no more than this (a failed write memory has not reloaded
       // from): a second empty read in a row, as the first may have been read ahead before a turn wrote more.
-      if (sent >= state.record.lastSeq || (page.length === 0 && empty)) break;
+      if (sent >= state.record.lastSeq || (page.length === 0 && empty)) {
+        warnOfDamage(store, port, id, missing);
+        caughtUp();
+        break;
+      }
       empty = page.length === 0;
     }
   } finally {
@@ -83,6 +93,10 @@ export async function replayLedger(state: LedgerSource, store: Store, port: Clie
     await next.catch(() => undefined);
     await cursor.close();
   }
+}
+
+/** The entries the store lost or cannot read, named in a warning after the history, instead of passing in silence. */
+function warnOfDamage(store: Store, port: ClientPort, id: string, missing: Array<[number, number]>): void {
   if (missing.length > 0) store.noteDamage(keys.eventPrefix(id), `ledger entries missing: ${missing.map(span).join(", ")}`, id);
   const own = store.damageOf(id);
   // What LevelDB dropped while recovering names no session: any of them may have lost its latest entries.

@@ -88,7 +88,7 @@ export class Session {
 
   /**
    * A window opens the session: `created` when it made it (new, fork: attached at once), else it
-   * loads (`replay`: the whole ledger, then attached, so no update falls between) or resumes, and
+   * loads (`replay`: the whole ledger, attached as it catches up, so no update falls between) or resumes, and
    * its environment and umask fill what the session lacks. Its MCP servers connect, its commands load.
    */
   async open(window: ClientPort, how: { mcpServers: McpServer[]; created?: boolean; replay?: boolean }): Promise<void> {
@@ -98,8 +98,8 @@ export class Session {
     if (how.replay) this.detach(window);
     this.parts.runtime.connectMcp(how.mcpServers);
     await this.parts.runtime.refreshCommands();
-    if (how.replay) await replayLedger(this.state, this.deps.store, window);
-    if (!how.created) this.parts.attachments.attach(window);
+    if (how.replay) await replayLedger(this.state, this.deps.store, window, () => this.parts.attachments.attach(window));
+    else if (!how.created) this.parts.attachments.attach(window);
   }
 
   /** After the window's answer (new, fork, resume) or at the end of the replay (load): start notices, then the slash menu. */
