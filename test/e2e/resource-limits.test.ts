@@ -10,6 +10,12 @@ import { join } from "node:path";
 import { McpHttpServer } from "../support/mcp-http-server.js";
 import { world } from "./fixture.js";
 
+/**
+ * These turns move tens of megabytes through a test process that hosts the daemon too: two suites
+ * side by side on 2 cores once took the 30 MB prompt past the usual 30 s bound. A bound, not a timing.
+ */
+const LARGE = { timeoutMs: 300_000 };
+
 const toolMessage = (model: { requests: Array<{ body: any }> }, id: string): string =>
   model.requests.flatMap((r) => r.body.messages).find((m: { tool_call_id?: string }) => m.tool_call_id === id)?.content;
 
@@ -40,7 +46,7 @@ test("a 30 MB prompt: the model reads its head and tail with a note saying how m
   gc();
   const base = process.memoryUsage().heapUsed;
   model.enqueue({ content: ["it was cut"] });
-  const { result } = await heapGrowth(() => agent.prompt(sessionId, `HEAD ${"x".repeat(30_000_000)} TAIL`));
+  const { result } = await heapGrowth(() => agent.prompt(sessionId, `HEAD ${"x".repeat(30_000_000)} TAIL`, LARGE));
   assert.equal(result.stopReason, "end_turn");
   const sent: string = model.requests[0]!.body.messages.at(-1).content;
   assert.ok(sent.length < 300_000, `the model read ${sent.length} characters`);
@@ -78,7 +84,7 @@ test("a 200,000-line file: read_file shows a page within its output limit and sa
     },
     { content: ["read"] },
   );
-  assert.equal((await agent.prompt(sessionId, "read them")).stopReason, "end_turn");
+  assert.equal((await agent.prompt(sessionId, "read them", LARGE)).stopReason, "end_turn");
   const wide = toolMessage(model, "wide");
   assert.ok(wide.length <= 128 * 1024, `${wide.length} characters`);
   assert.match(wide, /^ {4}1\tline 1 abc/);
@@ -99,7 +105,7 @@ test("a command printing 100 MB: the model reads its first and last 16 KiB with 
     { toolCalls: [{ id: "big", name: "run_command", arguments: { command: "printf START; head -c 100000000 /dev/zero | tr '\\0' x; printf FINISH" } }] },
     { content: ["that was long"] },
   );
-  const { result, growthMb } = await heapGrowth(() => agent.prompt(sessionId, "print a lot"));
+  const { result, growthMb } = await heapGrowth(() => agent.prompt(sessionId, "print a lot", LARGE));
   assert.equal(result.stopReason, "end_turn");
   const out = toolMessage(model, "big");
   assert.ok(out.length < 40_000, `${out.length} characters`);
@@ -116,7 +122,7 @@ test("an MCP tool answering 10 MB: the model and the windows get a bounded resul
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir, { mcpServers: [{ type: "http", name: "calc", url: server.url, headers: [] }] });
   model.enqueue({ toolCalls: [{ id: "dump", name: "mcp__calc__dump", arguments: { bytes: 10_000_000 } }] }, { content: ["too much"] });
-  const { result, growthMb } = await heapGrowth(() => agent.prompt(sessionId, "dump it"));
+  const { result, growthMb } = await heapGrowth(() => agent.prompt(sessionId, "dump it", LARGE));
   assert.equal(result.stopReason, "end_turn");
   const out = toolMessage(model, "dump");
   assert.ok(out.length <= 128 * 1024 + 400, `${out.length} characters`);
