@@ -69,13 +69,15 @@ export async function forkSession(params: z.output<typeof ForkSessionRequest>, c
   return new ResultThen(result, () => session.greet(conn));
 }
 
-export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpWindow): Promise<LoadSessionResponse> {
+export async function loadSession(params: z.output<typeof LoadSessionRequest>, conn: AcpWindow): Promise<ResultThen> {
   const session = await conn.services.sessions.get(params.sessionId);
   await session.open(conn, { mcpServers: params.mcpServers, replay: true });
   // The slash menu is the last update before the answer, so nothing of a loaded session arrives
-  // after the reply until something new happens (acp-tck ACP-LOAD-002).
+  // after the reply until something new happens (acp-tck ACP-LOAD-002): a turn held for a window
+  // goes on after it.
   session.greet(conn);
-  return session.controls() satisfies LoadSessionResponse;
+  const result: LoadSessionResponse = session.controls();
+  return new ResultThen(result, () => session.loaded());
 }
 
 export async function resumeSession(params: z.output<typeof ResumeSessionRequest>, conn: AcpWindow): Promise<ResultThen> {

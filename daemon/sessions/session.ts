@@ -87,9 +87,9 @@ export class Session {
   }
 
   /**
-   * A window opens the session: `created` when it made it (new, fork: attached at once), else it
-   * loads (`replay`: the whole ledger, attached as it catches up, so no update falls between) or resumes, and
-   * its environment and umask fill what the session lacks. Its MCP servers connect, its commands load.
+   * A window opens the session: `created` when it made it (new, fork: attached at once), else it loads (`replay`: the whole
+   * ledger, the window added in the tick it catches up so no update falls between; `loaded` wakes what waits for a window)
+   * or resumes. Its environment and umask fill what the session lacks, its MCP servers connect, its commands load.
    */
   async open(window: ClientPort, how: { mcpServers: McpServer[]; created?: boolean; replay?: boolean }): Promise<void> {
     if (how.created) this.parts.attachments.attach(window);
@@ -98,8 +98,13 @@ export class Session {
     if (how.replay) this.detach(window);
     this.parts.runtime.connectMcp(how.mcpServers);
     await this.parts.runtime.refreshCommands();
-    if (how.replay) await replayLedger(this.state, this.deps.store, window, () => this.parts.attachments.attach(window));
+    if (how.replay) await replayLedger(this.state, this.deps.store, window, () => this.parts.attachments.add(window));
     else if (!how.created) this.parts.attachments.attach(window);
+  }
+
+  /** session/load has answered: a turn held for a window, or a question waiting for one, goes on. */
+  loaded(): void {
+    this.parts.attachments.wake();
   }
 
   /** After the window's answer (new, fork, resume) or at the end of the replay (load): start notices, then the slash menu. */
@@ -130,9 +135,8 @@ export class Session {
   }
 
   /**
-   * Runs one prompt: a built-in command answers locally, a custom command expands, anything else goes
-   * to the model. A prompt that arrives during a turn waits for it and runs next. A window that
-   * prompts a session it has not attached to (a reconnected shim) attaches now.
+   * Runs one prompt: a built-in command answers locally, a custom command expands, anything else goes to the model. A prompt
+   * that arrives during a turn waits for it and runs next. A window that prompts a session it has not attached to attaches now.
    */
   prompt(blocks: ContentBlock[], origin?: ClientPort, messageId?: string): Promise<StopReason> {
     if (origin) this.parts.attachments.attach(this.adoptWindow(origin));
@@ -230,10 +234,7 @@ export class Session {
     return this.parts.status.operator();
   }
 
-  /**
-   * The daemon died during this session's turn: say so in the ledger, and close every tool call the
-   * model was waiting on so the next request is well-formed. Nothing is re-run.
-   */
+  /** The daemon died during this turn: said in the ledger, every tool call the model waited on closed, nothing re-run. */
   async markInterrupted(): Promise<void> {
     this.parts.attachments.send(this.state.markInterrupted());
     await this.commit();

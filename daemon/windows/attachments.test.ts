@@ -27,6 +27,23 @@ test("updates go to every reachable window but the excluded one; a wait ends at 
   assert.equal(await aborted, false, "the abort");
 });
 
+test("a window added by a load's replay is sent updates at once; whoever waits for a window is woken only by wake()", async (t) => {
+  const alive = setInterval(() => undefined, 1000);
+  t.after(() => clearInterval(alive));
+  const windows = new Attachments("s1");
+  const loading = new TestWindow("loading");
+  let woken = false;
+  const waited = windows.waitForAttach(5_000, new AbortController().signal).then((v) => (woken = v));
+  windows.add(loading);
+  windows.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "live" } });
+  assert.equal(loading.updates.length, 1, "the update recorded after the replay caught up reaches the window");
+  await new Promise((r) => setImmediate(r));
+  assert.equal(woken, false, "a held turn waits for the load's answer");
+  windows.wake();
+  await waited;
+  assert.equal(woken, true);
+});
+
 test("an editor request goes to the turn's origin, else the latest active window that offers the capability", () => {
   const windows = new Attachments("s1");
   const [a, b] = [new TestWindow("a"), new TestWindow("b")];

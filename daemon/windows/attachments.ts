@@ -26,7 +26,20 @@ export class Attachments implements Iterable<ClientPort> {
 
   /** Adds `port` (again is a no-op) and wakes whoever waits for a window. */
   attach(port: ClientPort): void {
+    this.add(port);
+    this.wake();
+  }
+
+  /**
+   * Adds `port` to the windows sent updates, waking nobody yet: a window that loads is added the
+   * moment its replay catches up, and woken for once its answer is out (`wake`).
+   */
+  add(port: ClientPort): void {
     this.ports.add(port);
+  }
+
+  /** Wakes whoever waits for a window (a held turn, a question asked while nobody was attached). */
+  wake(): void {
     for (const wake of [...this.waiters]) wake();
   }
 
