@@ -1,10 +1,8 @@
 /**
- * The in-process connector (DESIGN §9): the daemon is created inside the test process by the same
- * createDaemon `reasonix daemon run` uses (real LevelDB in the test's REASONIX_HOME, the real fastify
- * app on its Unix socket, which `reasonix daemon status` reaches), and each window is the shim itself:
- * `runAcp` (shim/acp.ts) on streams in memory instead of stdio, joining that daemon over its socket
- * with the shim's own WebSocket client and upgrade. Only what a shim process is (its start, the daemon
- * spawned through the ready pipe, a build handover, real pipes) needs the process connector.
+ * The in-process connector (DESIGN §9): the daemon is created inside the test process by the same createDaemon `reasonix daemon run` uses (real LevelDB in
+ * the test's REASONIX_HOME, the real fastify app on its Unix socket, which `reasonix daemon status` reaches), and each window is the shim itself: `runAcp`
+ * (shim/acp.ts) on streams in memory instead of stdio, joining that daemon over its socket with the shim's own WebSocket client and upgrade. Only what a shim
+ * process is (its start, the daemon spawned through the ready pipe, a build handover, real pipes) needs the process connector.
  */
 import { readFileSync } from "node:fs";
 import { PassThrough, Writable } from "node:stream";
@@ -17,8 +15,9 @@ import { parseAcpArgs, runAcp, type ShimRun } from "../../shim/acp.js";
 import { assertTrustedSocket, DaemonUnavailableError, openSocket, unixDaemon, type DaemonLink, type WindowOptions } from "../../shim/connect.js";
 import { Agent, agentEnv, inProcessDaemons, type AgentOptions } from "./harness.js";
 
-/** Daemons, one per home, started by the first window that needs one (as a shim would). */
+/** Daemons, one per home, started by the first window that needs one (as a shim would); `rising`: homes whose daemon is starting (shim/rejoin.ts). */
 const daemons = new Map<string, Promise<Daemon>>();
+const rising = new Set<string>();
 
 /** The home's running daemon, else one created with the environment of the window that starts it. */
 async function daemonFor(home: string, env: NodeJS.ProcessEnv): Promise<Daemon> {
@@ -37,7 +36,8 @@ async function daemonFor(home: string, env: NodeJS.ProcessEnv): Promise<Daemon> 
     daemons.delete(home);
     inProcessDaemons.delete(home);
   };
-  created.then((d) => void d.closed.then(forget), forget);
+  rising.add(home);
+  created.then((d) => void d.closed.then(forget), forget).finally(() => rising.delete(home));
   return created;
 }
 
@@ -59,6 +59,7 @@ function inProcessDaemon(home: string, env: NodeJS.ProcessEnv, opts: WindowOptio
       return openSocket(paths, { ...opts, first });
     },
     stillRunningAfter: (ms) => Promise.race([sleep(ms, true), joined?.closed.then(() => false) ?? false]),
+    starting: () => rising.has(home),
   };
 }
 
@@ -66,8 +67,7 @@ function inProcessDaemon(home: string, env: NodeJS.ProcessEnv, opts: WindowOptio
 const ownUmask = (): number => Number.parseInt(/^Umask:\s*([0-7]+)$/m.exec(readFileSync("/proc/self/status", "utf8"))![1]!, 8);
 
 /**
- * One editor window: the shim's unit between the client and the in-process daemon. closeStdin() is
- * the window leaving (its input ends), kill() the window dying (the socket dropped, no close frame).
+ * One editor window: the shim's unit between the client and the in-process daemon. closeStdin() is the window leaving (its input ends), kill() the window dying.
  */
 export class InProcessAgent extends Agent {
   private readonly input = new PassThrough();
