@@ -250,7 +250,9 @@ class AcpShim implements ShimRun {
     }
     this.ws.resume();
     this.ws.close(1000, "editor closed stdout");
-    setTimeout(() => this.exit(0), 2000).unref();
+    // After the sockets' I/O of the turn it fires in: a process starved past 2 s runs timers first, and
+    // dropping the socket then could beat a close frame still unread (seen: 1006 under two suites' load).
+    setTimeout(() => setImmediate(() => this.exit(0)), 2000).unref();
   }
 
   private async connect(): Promise<void> {
