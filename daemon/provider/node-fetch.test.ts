@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { createServer as createNetServer, type Socket } from "node:net";
 import { createServer, type ServerResponse } from "node:http";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
@@ -126,4 +127,48 @@ test("a body the server compressed anyway comes back decoded, whole or streamed"
   raw.setEncoding("utf8");
   for await (const c of raw) text += c;
   assert.equal(text, "data: one\n\n");
+});
+
+test("a kept-alive socket the server dropped as the next request went out: sent again at once on a new one, once", async (t) => {
+  const answer = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\nconnection: keep-alive\r\n\r\n{"ok":true}';
+  const requests: number[] = [];
+  let connections = 0;
+  // The first connection answers once and drops the second request unanswered, as a server whose
+  // idle timeout fired just as it arrived; any later connection answers every request.
+  const open = new Set<Socket>();
+  t.after(() => {
+    for (const socket of open) socket.destroy();
+  });
+  const server = createNetServer((socket) => {
+    open.add(socket);
+    const n = ++connections;
+    let seen = 0;
+    socket.on("data", () => {
+      requests.push(n);
+      if (n === 1 && ++seen === 2) socket.destroy();
+      else socket.write(answer);
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1/chat/completions`;
+  const post = () => nodeFetch(url, { method: "POST", body: '{"q":1}', headers: { "content-type": "application/json" } });
+  assert.equal(await (await post()).text(), '{"ok":true}');
+  assert.equal(await (await post()).text(), '{"ok":true}', "the dropped request was sent again");
+  assert.deepEqual(requests, [1, 1, 2]);
+  // A fresh socket that fails is not retried: the cause reaches the caller.
+  server.close();
+  const refused = createNetServer((socket) => {
+    open.add(socket);
+    socket.on("data", () => socket.destroy());
+  });
+  refused.listen(0, "127.0.0.1");
+  await once(refused, "listening");
+  t.after(() => refused.close());
+  const dropped = `http://127.0.0.1:${(refused.address() as { port: number }).port}/`;
+  await assert.rejects(
+    nodeFetch(dropped, { method: "POST", body: "x" }),
+    (err: TypeError) => err.message === "fetch failed" && (err.cause as { code?: string }).code === "ECONNRESET",
+  );
 });

@@ -64,8 +64,29 @@ export async function nodeFetch(input: string | URL | Request, init: RequestInit
   });
   const signal = init.signal ?? undefined;
   if (signal?.aborted) throw abortError();
+  return send(url, https, init, headers, signal, true);
+}
+
+/**
+ * One request. A kept-alive socket the server closed as it sat idle fails the next request on it
+ * with a reset before any answer (the server's idle timeout racing our send; the server closed
+ * before reading it), so it is sent once more at once on a new socket (`retryStale`), as Node's
+ * documentation of `reusedSocket` advises, rather than reported as an unreachable provider. A new
+ * socket that fails so is reported: the SDK's own retries and their notice take it from there.
+ */
+function send(
+  url: URL,
+  https: boolean,
+  init: RequestInit,
+  headers: Record<string, string>,
+  signal: AbortSignal | undefined,
+  retryStale: boolean,
+): Promise<Response> {
+  const body = init.body as string | Uint8Array | null | undefined;
   return new Promise<Response>((resolve, reject) => {
+    let answered = false;
     const req = (https ? httpsRequest : httpRequest)(url, { method: init.method ?? "GET", headers, agent: https ? agents.https : agents.http }, (res) => {
+      answered = true;
       const status = res.statusCode ?? 0;
       const h = new Headers();
       for (const [k, v] of Object.entries(res.headers)) {
@@ -109,7 +130,13 @@ export async function nodeFetch(input: string | URL | Request, init: RequestInit
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     req.on("close", () => signal?.removeEventListener("abort", onAbort));
-    req.on("error", (err) => reject(signal?.aborted ? abortError() : new TypeError("fetch failed", { cause: err })));
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      if (retryStale && req.reusedSocket && !answered && !signal?.aborted && (err.code === "ECONNRESET" || err.code === "EPIPE")) {
+        resolve(send(url, https, init, headers, signal, false));
+        return;
+      }
+      reject(signal?.aborted ? abortError() : new TypeError("fetch failed", { cause: err }));
+    });
     req.end(body ?? undefined);
   });
 }
