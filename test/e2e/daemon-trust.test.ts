@@ -77,8 +77,9 @@ function status(env: Record<string, string>): { code: number | null; json: any }
  * stderr once; the shim exits 1 once stdin ends.
  */
 async function refusedWith(agent: AgentProcess, expected: string): Promise<{ code: number; message: string; data: any }> {
+  // A bound, not a timing: a shim and a daemon starting under two suites' load once took over 5 s.
   const err = await within(
-    5000,
+    30_000,
     "initialize answered",
     agent.initialize().then(
       () => undefined,
