@@ -66,7 +66,8 @@ test("a timeout kills the whole process group, background jobs included", async 
   const r = await runner.run(`sleep 100 & echo $! > ${pidFile}; wait`, opts({ timeoutMs: 300 }));
   assert.equal(r.timedOut, true);
   assert.equal(r.cancelled, false);
-  assert.ok(Date.now() - started < 5000);
+  // A fault bound, not a speed claim: the 100 s sleep did not hold the run up (generous: loaded CI).
+  assert.ok(Date.now() - started < 60_000);
   assert.equal(await waitDead(await backgroundPid(pidFile)), true, "background sleep survived");
 });
 
@@ -95,7 +96,7 @@ test("a shell that exits leaves nothing running behind it", async () => {
   const r = await runner.run(`sleep 100 & echo $! > ${pidFile}; echo done`, opts());
   assert.equal(r.exitCode, 0);
   assert.equal(r.output, "done\n");
-  assert.ok(Date.now() - started < 5000, "waited for the background job");
+  assert.ok(Date.now() - started < 60_000, "waited for the 100 s background job");
   assert.equal(await waitDead(await backgroundPid(pidFile)), true);
 });
 

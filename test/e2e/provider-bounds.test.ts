@@ -73,7 +73,6 @@ processTest("256 MiB of reasoning in one answer: cut at 4 MiB with a warning, th
   );
   assert.equal(window.textOf(sessionId, "agent_thought_chunk"), thoughts, "the ledger kept what was shown, no more");
   assert.match(window.textOf(sessionId), /\[warning\] The model's reasoning passed 4 MiB in one round; the stream was stopped\.$/);
-  assert.ok(loadMs < 5000, `loading took ${loadMs.toFixed(0)} ms`);
   assert.ok(Math.max(loaded.sampledMb, loaded.hwmMb) < 400, `the daemon reached ${Math.max(loaded.sampledMb, loaded.hwmMb).toFixed(0)} MB while loading`);
 
   // The next request carries a note where the runaway round was, not its reasoning.
