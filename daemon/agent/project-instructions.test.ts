@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { instructionFolders, loadInstructions, MAX_INSTRUCTION_CHARS } from "./project-instructions.js";
+import { instructionFolders, loadInstructions, MAX_INSTRUCTION_CHARS, projectBounds, repositoryRoot } from "./project-instructions.js";
 import { currentBranch, gatherFacts } from "./environment-facts.js";
 import { systemPrompt } from "./system-prompt.js";
 
@@ -20,6 +20,23 @@ test("folders run from the repository root down to the workspace; outside a repo
   assert.deepEqual(await instructionFolders(deep), [deep]);
   mkdirSync(join(dir, "r", ".git"));
   assert.deepEqual(await instructionFolders(deep), [join(dir, "r"), join(dir, "r", "a"), deep]);
+});
+
+test("callers in the same moment share one walk to the repository root; a call after it settles looks again", async (t) => {
+  const dir = temp(t);
+  const ws = join(dir, "ws");
+  mkdirSync(ws);
+  const first = repositoryRoot(ws);
+  assert.equal(repositoryRoot(ws), first);
+  assert.equal(await first, undefined);
+  mkdirSync(join(dir, ".git"));
+  const again = repositoryRoot(ws);
+  assert.notEqual(again, first);
+  assert.equal(await again, dir);
+  const bounds = projectBounds(ws, []);
+  assert.equal(projectBounds(ws, []), bounds);
+  assert.notEqual(projectBounds(ws, [dir]), bounds);
+  assert.deepEqual(await bounds, [dir, ws]);
 });
 
 test("AGENTS.md before REASONIX.md in each folder, the config folder first, empty files skipped, long ones clipped", async (t) => {

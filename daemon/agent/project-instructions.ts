@@ -41,21 +41,41 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * A session's start asks the same question from its prompt, skills and hooks at once: callers in
+ * the same moment share one walk of the file system, and the answer is forgotten as it settles, so
+ * a later call (after a `git init`, a moved link) looks again.
+ */
+function sharedWhileWalking<T>(walking: Map<string, Promise<T>>, key: string, walk: () => Promise<T>): Promise<T> {
+  const inFlight = walking.get(key);
+  if (inFlight) return inFlight;
+  const answer = walk().finally(() => walking.delete(key));
+  walking.set(key, answer);
+  return answer;
+}
+
+const rootWalks = new Map<string, Promise<string | undefined>>();
+const boundWalks = new Map<string, Promise<readonly string[]>>();
+
 /** The nearest folder at or above `dir` holding `.git` (a folder, or a worktree's file); else undefined. */
-export async function repositoryRoot(dir: string): Promise<string | undefined> {
-  for (let at = dir; ; at = dirname(at)) {
-    if (await exists(join(at, ".git"))) return at;
-    if (dirname(at) === at) return undefined;
-  }
+export function repositoryRoot(dir: string): Promise<string | undefined> {
+  return sharedWhileWalking(rootWalks, dir, async () => {
+    for (let at = dir; ; at = dirname(at)) {
+      if (await exists(join(at, ".git"))) return at;
+      if (dirname(at) === at) return undefined;
+    }
+  });
 }
 
 /**
  * Where the project's own files (instructions, command folders, git metadata) may really live: the
  * repository root, cwd and the additional directories, links resolved.
  */
-export async function projectBounds(cwd: string, additionalDirectories: readonly string[]): Promise<string[]> {
-  const root = await repositoryRoot(cwd);
-  return [...new Set([...(root ? [root] : []), cwd, ...additionalDirectories].map((d) => resolveReal("/", d)))];
+export function projectBounds(cwd: string, additionalDirectories: readonly string[]): Promise<readonly string[]> {
+  return sharedWhileWalking(boundWalks, [cwd, ...additionalDirectories].join("\0"), async () => {
+    const root = await repositoryRoot(cwd);
+    return [...new Set([...(root ? [root] : []), cwd, ...additionalDirectories].map((d) => resolveReal("/", d)))];
+  });
 }
 
 /** The folders whose files count, root first: the repository root down to `cwd` (or `cwd` alone outside a repository). */

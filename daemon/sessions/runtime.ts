@@ -43,7 +43,7 @@ export class SessionRuntime {
   private hub: McpHub;
   private mcpSpecs: McpServer[] = [];
   private toolsSettled = false;
-  private bounds: Promise<string[]> | undefined;
+  private bounds: Promise<readonly string[]> | undefined;
   private pluginsSkipped: readonly string[] = [];
   private skippedNow: readonly string[] = [];
 
