@@ -1,5 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { createServer, connect, type Socket } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { classify, clipped, ConnectionClosedError, JsonRpcPeer, QUOTE_MAX_CHARS, ResultThen, RpcError, rawTopLevelId } from "./jsonrpc.js";
 
 /** Two peers wired back to back, as over a socket. */
@@ -139,4 +143,62 @@ test("error messages quote a caller's huge session id or method clipped, once; d
   // A surrogate pair across the cut is left out whole, never halved.
   const emoji = `${"x".repeat(QUOTE_MAX_CHARS - 1)}😀tail`;
   assert.equal(clipped(emoji), `${"x".repeat(QUOTE_MAX_CHARS - 1)}… (${emoji.length} characters)`);
+});
+
+/**
+ * A peer over a real Unix socket to a raw server: `answer` gets each request line and the server's
+ * socket, so a test can answer through real I/O (what a timer races in a starved process).
+ */
+async function overSocket(t: { after(fn: () => unknown): void }, answer: (line: string, socket: Socket) => void): Promise<JsonRpcPeer> {
+  const dir = mkdtempSync(join(tmpdir(), "rx-rpc-"));
+  const path = join(dir, "s.sock");
+  const server = createServer((socket) => {
+    let buf = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (c: string) => {
+      buf += c;
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+        answer(buf.slice(0, nl), socket);
+        buf = buf.slice(nl + 1);
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(path, r));
+  const client = connect({ path });
+  await new Promise((r) => client.once("connect", r));
+  const peer = new JsonRpcPeer((text) => client.write(`${text}\n`), { request: () => ({}), notification: () => undefined });
+  let buf = "";
+  client.setEncoding("utf8");
+  client.on("data", (c: string) => {
+    buf += c;
+    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+      peer.receive(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+  });
+  t.after(async () => {
+    client.destroy();
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return peer;
+}
+
+test("a request with a bound and no answer rejects, naming the method and the bound", async (t) => {
+  const peer = await overSocket(t, () => undefined);
+  await assert.rejects(peer.request("fs/read_text_file", {}, { timeoutMs: 100 }), /fs\/read_text_file got no answer within 100 ms/);
+});
+
+test("an answer that arrived while the process was stalled past the bound is taken, not called missing", async (t) => {
+  let stalledMs = 0;
+  const peer = await overSocket(t, (line, socket) => {
+    const { id } = JSON.parse(line) as { id: number };
+    socket.write(`${JSON.stringify({ jsonrpc: "2.0", id, result: { content: "ok" } })}\n`);
+    // The answer is in the requester's socket; now the whole process is busy past its bound.
+    const from = Date.now();
+    while (Date.now() - from < 500);
+    stalledMs = Date.now() - from;
+  });
+  assert.deepEqual(await peer.request("fs/read_text_file", {}, { timeoutMs: 200 }), { content: "ok" });
+  assert.ok(stalledMs >= 500);
 });

@@ -3,6 +3,7 @@
  * one message per call of `send`. Transport-agnostic on purpose (the MCP SDK's split): the daemon
  * runs one peer per WebSocket, tests run one over stdio.
  */
+import { afterBound } from "./bound.js";
 import { ExactId, rawTopLevelId } from "./exact-id.js";
 import { clipped } from "./quote.js";
 
@@ -286,12 +287,12 @@ export class JsonRpcPeer {
       }
       opts.signal?.addEventListener("abort", onAbort, { once: true });
       if (opts.timeoutMs !== undefined) {
-        timer = setTimeout(() => {
+        timer = afterBound(opts.timeoutMs, () => {
           if (!this.pending.has(id)) return;
           this.pending.delete(id);
           cleanup();
           reject(RpcError.internal(`${method} got no answer within ${opts.timeoutMs} ms`));
-        }, opts.timeoutMs);
+        });
         timer.unref();
       }
       this.pending.set(id, { resolve, reject, cleanup });

@@ -6,6 +6,7 @@
  * the Unix socket; the tests' in-process connector wires the same code to streams in memory.
  * The output carries ACP lines only; everything else goes to `stderr`.
  */
+import { afterBound } from "../shared/bound.js";
 import { idFromHead, LineReader, MAX_LINE_BYTES } from "../shared/ndjson.js";
 import { ErrorCode, ExactId, type JsonRpcId } from "../shared/jsonrpc.js";
 import { parseFlags } from "../shared/cli.js";
@@ -250,9 +251,8 @@ class AcpShim implements ShimRun {
     }
     this.ws.resume();
     this.ws.close(1000, "editor closed stdout");
-    // After the sockets' I/O of the turn it fires in: a process starved past 2 s runs timers first, and
-    // dropping the socket then could beat a close frame still unread (seen: 1006 under two suites' load).
-    setTimeout(() => setImmediate(() => this.exit(0)), 2000).unref();
+    // A daemon that never answers the close is not waited for past 2 s.
+    afterBound(2000, () => this.exit(0)).unref();
   }
 
   private async connect(): Promise<void> {

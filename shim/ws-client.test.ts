@@ -110,6 +110,40 @@ test("a refused upgrade never delivers the messages given as first", async () =>
   await srv.close();
 });
 
+test("a server that never answers the upgrade: open rejects with ETIMEDOUT after its bound", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-wsc-"));
+  const path = join(dir, "s.sock");
+  const held: Socket[] = [];
+  const silent = createNetServer((socket) => held.push(socket));
+  await new Promise<void>((r) => silent.listen(path, r));
+  try {
+    await assert.rejects(UnixWebSocket.open(path, "/acp", {}, 200), { code: "ETIMEDOUT", message: "no WebSocket upgrade within 200 ms" });
+  } finally {
+    for (const s of held) s.destroy();
+    await new Promise((r) => silent.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a process stalled past the bound after the 101 arrived still upgrades: the answer is read before the verdict", async () => {
+  let stalledMs = 0;
+  const srv = await server(() => {
+    // The 101 is written; now the whole process (the client too) is busy past the client's bound.
+    const from = Date.now();
+    while (Date.now() - from < 500);
+    stalledMs = Date.now() - from;
+  });
+  try {
+    const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 200);
+    assert.ok(stalledMs >= 500);
+    const closed = new Promise<number>((r) => ws.once("close", (code: number) => r(code)));
+    ws.close(1000);
+    assert.equal(await closed, 1000);
+  } finally {
+    await srv.close();
+  }
+});
+
 test("the server going away is a close with 1006; a missing socket is ENOENT", async () => {
   const srv = await server((ws) => ws.terminate());
   const ws = await UnixWebSocket.open(srv.path, "/acp", {}, 2000);

@@ -7,6 +7,7 @@
  * the full `ws` server behind @fastify/websocket, and tests talk to it with `ws`, so the two stay
  * honest against each other.
  */
+import { afterBound } from "../shared/bound.js";
 import { isUtf8 } from "node:buffer";
 import { connect, type Socket } from "node:net";
 import { EventEmitter } from "node:events";
@@ -130,9 +131,14 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
     return new Promise((resolve, reject) => {
       const key = handshakeKey();
       const socket = connect({ path: socketPath });
-      const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`no WebSocket upgrade within ${timeoutMs} ms`), { code: "ETIMEDOUT" })), timeoutMs);
+      let settled = false;
+      // A shim reading a 32 MiB line as it starts, under load, had timed out a 101 already in its socket.
+      const timer = afterBound(timeoutMs, () => {
+        if (!settled) socket.destroy(Object.assign(new Error(`no WebSocket upgrade within ${timeoutMs} ms`), { code: "ETIMEDOUT" }));
+      });
       let head = Buffer.alloc(0);
       const fail = (err: Error): void => {
+        settled = true;
         clearTimeout(timer);
         socket.removeAllListeners();
         socket.on("error", () => undefined);
@@ -188,6 +194,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
           fail(new HandshakeError(status, "the daemon's WebSocket handshake did not match"));
           return;
         }
+        settled = true;
         clearTimeout(timer);
         socket.removeListener("data", onData);
         socket.removeListener("error", fail);

@@ -83,16 +83,25 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
   signal.addEventListener("abort", onAbort, { once: true });
   let stalled = false;
   let timer: NodeJS.Timeout | undefined;
+  /** Counts arms: a chunk read in the turn the timer fired in re-arms it, and is no stall. */
+  let arms = 0;
+  let over = false;
   // Runs from the request until its headers, then between chunks.
   // refresh() re-arms the same timer: cheaper than a new one for every chunk of a fast stream.
   const arm = (): void => {
+    arms++;
     if (timer) {
       timer.refresh();
       return;
     }
+    let armsAtFire = 0;
     timer = setTimeout(() => {
-      stalled = true;
-      ctl.abort(new Error("idle"));
+      armsAtFire = arms;
+      setImmediate(() => {
+        if (over || arms !== armsAtFire) return;
+        stalled = true;
+        ctl.abort(new Error("idle"));
+      });
     }, call.policy.idleMs);
   };
   let shown = false;
@@ -133,6 +142,7 @@ async function streamTry(call: RoundCall, signal: AbortSignal, onDelta: (d: Delt
     if (signal.aborted) throw signal.reason ?? err;
     throw fail(classify(err, responded));
   } finally {
+    over = true;
     clearTimeout(timer);
     signal.removeEventListener("abort", onAbort);
     // Not after a body read to its end: aborting then cancels nothing, and the SDK's listener makes a
