@@ -125,6 +125,23 @@ test("a server that never answers the upgrade: open rejects with ETIMEDOUT after
   }
 });
 
+test("a server that drops the connection before answering the upgrade: open rejects at once with ECONNRESET", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rx-wsc-"));
+  const path = join(dir, "s.sock");
+  const dropping = createNetServer((socket) => socket.once("data", () => socket.end()));
+  await new Promise<void>((r) => dropping.listen(path, r));
+  try {
+    // The bound is far off: the rejection comes from the close, not from the timer.
+    await assert.rejects(UnixWebSocket.open(path, "/acp", {}, 60_000), {
+      code: "ECONNRESET",
+      message: "the daemon closed the connection before answering the upgrade",
+    });
+  } finally {
+    await new Promise((r) => dropping.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a process stalled past the bound after the 101 arrived still upgrades: the answer is read before the verdict", async () => {
   let stalledMs = 0;
   const srv = await server(() => {

@@ -146,6 +146,9 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         reject(err);
       };
       socket.once("error", fail);
+      // A daemon that is stopping drops a connection unanswered: say so now, not at the bound.
+      const closedEarly = (): void => fail(Object.assign(new Error("the daemon closed the connection before answering the upgrade"), { code: "ECONNRESET" }));
+      socket.once("close", closedEarly);
       let accept = "";
       socket.once("connect", () => {
         socket.write(upgradeRequest(path, key, headers, first?.() ?? []));
@@ -179,6 +182,8 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
             fail(new HandshakeError(status, `the daemon refused the connection (HTTP ${status}): ${reason}`));
           };
           socket.removeListener("data", onData);
+          socket.removeListener("close", closedEarly);
+          socket.once("close", finish);
           if (body.length >= want) {
             finish();
             return;
@@ -198,6 +203,7 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         clearTimeout(timer);
         socket.removeListener("data", onData);
         socket.removeListener("error", fail);
+        socket.removeListener("close", closedEarly);
         socket.setNoDelay(true);
         const ws = new UnixWebSocket(socket);
         socket.on("data", (c: Buffer) => ws.onData(c));
