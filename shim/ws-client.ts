@@ -204,24 +204,29 @@ export class UnixWebSocket extends EventEmitter<UnixWebSocketEvents> {
         socket.removeListener("data", onData);
         socket.removeListener("error", fail);
         socket.removeListener("close", closedEarly);
-        socket.setNoDelay(true);
-        const ws = new UnixWebSocket(socket);
-        socket.on("data", (c: Buffer) => ws.onData(c));
-        // `close` always follows, so an error nobody listens for must not throw.
-        socket.on("error", (err) => {
-          if (ws.listenerCount("error") > 0) ws.emit("error", err);
-        });
-        socket.on("drain", () => ws.emit("drain"));
-        socket.on("close", () => ws.finish(ws.closing?.code ?? 1006, ws.closing?.reason ?? "connection lost"));
-        resolve(ws);
-        // Frames that came with the 101 wait until the caller has had its turn to add listeners.
-        if (rest.length > 0) {
-          ws.queue.push(rest);
-          setImmediate(() => ws.onData(Buffer.alloc(0)));
-        }
+        resolve(UnixWebSocket.upgraded(socket, rest));
       };
       socket.on("data", onData);
     });
+  }
+
+  /** The WebSocket over a socket the server has upgraded; `rest`: the bytes that came behind the 101. */
+  private static upgraded(socket: Socket, rest: Buffer): UnixWebSocket {
+    socket.setNoDelay(true);
+    const ws = new UnixWebSocket(socket);
+    socket.on("data", (c: Buffer) => ws.onData(c));
+    // `close` always follows, so an error nobody listens for must not throw.
+    socket.on("error", (err) => {
+      if (ws.listenerCount("error") > 0) ws.emit("error", err);
+    });
+    socket.on("drain", () => ws.emit("drain"));
+    socket.on("close", () => ws.finish(ws.closing?.code ?? 1006, ws.closing?.reason ?? "connection lost"));
+    // Frames that came with the 101 wait until the caller has had its turn to add listeners.
+    if (rest.length > 0) {
+      ws.queue.push(rest);
+      setImmediate(() => ws.onData(Buffer.alloc(0)));
+    }
+    return ws;
   }
 
   /**
