@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { world, within, test } from "./fixture.js";
+import { busyBound } from "../support/busy.js";
 
 const textOfContent = (u: any): string => (u.content ?? []).map((c: any) => c.content?.text ?? "").join("\n");
 
@@ -123,8 +124,11 @@ test("a subagent's read outside the workspace asks the parent's window, like the
 });
 
 test("a subagent is bounded in tokens and time (config.json subagent); the parent reads that it stopped early", async (t) => {
+  // The first child must spend its tokens before its time: a starved round took longer than 0.5 s
+  // under two suites' load, and stopped for time (the second child's check is about time).
+  const seconds = busyBound(500) / 1000;
   const { agent, model, workdir } = await world(t, {
-    prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ subagent: { maxTokens: 50, seconds: 0.5 } })),
+    prepare: (dir: string) => writeFileSync(join(dir, "config.json"), JSON.stringify({ subagent: { maxTokens: 50, seconds } })),
   });
   writeFileSync(join(workdir, "a.txt"), "alpha\n");
   model.enqueue(
@@ -136,7 +140,7 @@ test("a subagent is bounded in tokens and time (config.json subagent); the paren
   );
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir);
-  assert.equal((await within(10_000, "the turn", agent.prompt(sessionId, "go"))).stopReason, "end_turn");
+  assert.equal((await within(10_000 + seconds * 1000, "the turn", agent.prompt(sessionId, "go"))).stopReason, "end_turn");
   const results = Object.fromEntries(
     model.requests
       .at(-1)!
