@@ -110,35 +110,45 @@ test("a refused upgrade never delivers the messages given as first", async () =>
   await srv.close();
 });
 
-test("a server that never answers the upgrade: open rejects with ETIMEDOUT after its bound", async () => {
+/** A socket server that never answers HTTP (rawServer below completes the upgrade): `onSocket` decides what it does. */
+async function mute(onSocket: (socket: Socket) => void) {
   const dir = mkdtempSync(join(tmpdir(), "rx-wsc-"));
   const path = join(dir, "s.sock");
   const held: Socket[] = [];
-  const silent = createNetServer((socket) => held.push(socket));
-  await new Promise<void>((r) => silent.listen(path, r));
+  const srv = createNetServer((socket) => {
+    held.push(socket);
+    onSocket(socket);
+  });
+  await new Promise<void>((r) => srv.listen(path, r));
+  return {
+    path,
+    close: async () => {
+      for (const s of held) s.destroy();
+      await new Promise((r) => srv.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test("a server that never answers the upgrade: open rejects with ETIMEDOUT after its bound", async () => {
+  const silent = await mute(() => undefined);
   try {
-    await assert.rejects(UnixWebSocket.open(path, "/acp", {}, 200), { code: "ETIMEDOUT", message: "no WebSocket upgrade within 200 ms" });
+    await assert.rejects(UnixWebSocket.open(silent.path, "/acp", {}, 200), { code: "ETIMEDOUT", message: "no WebSocket upgrade within 200 ms" });
   } finally {
-    for (const s of held) s.destroy();
-    await new Promise((r) => silent.close(r));
-    rmSync(dir, { recursive: true, force: true });
+    await silent.close();
   }
 });
 
 test("a server that drops the connection before answering the upgrade: open rejects at once with ECONNRESET", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "rx-wsc-"));
-  const path = join(dir, "s.sock");
-  const dropping = createNetServer((socket) => socket.once("data", () => socket.end()));
-  await new Promise<void>((r) => dropping.listen(path, r));
+  const dropping = await mute((socket) => socket.once("data", () => socket.end()));
   try {
     // The bound is far off: the rejection comes from the close, not from the timer.
-    await assert.rejects(UnixWebSocket.open(path, "/acp", {}, 60_000), {
+    await assert.rejects(UnixWebSocket.open(dropping.path, "/acp", {}, 60_000), {
       code: "ECONNRESET",
       message: "the daemon closed the connection before answering the upgrade",
     });
   } finally {
-    await new Promise((r) => dropping.close(r));
-    rmSync(dir, { recursive: true, force: true });
+    await dropping.close();
   }
 });
 
