@@ -21,8 +21,8 @@ processTest("a catastrophic grep in one session: another session's stream keeps 
   const { sessionId: grepper } = await agent.newSession(workdir);
   const { sessionId: talker } = await other.newSession(workdir);
 
-  // Far longer than the grep can take, 70 s: the talker is cancelled once the grep is over. At the
-  // lowest priority beside a CPU-bound suite, the stuck thread may need tens of seconds to burn the
+  // Far longer than the grep can take, 70 s: the talker is cancelled once the grep is over. At
+  // its low priority beside a CPU-bound suite, the stuck thread may need tens of seconds to burn the
   // half second of CPU that marks it stalled (search-thread.ts), up to the search's own deadline.
   const long = { timeoutMs: MIN_TOTAL_MS + 30_000 };
   model.enqueue(

@@ -1,7 +1,7 @@
 /**
  * How busy this machine is, for the few tests whose fault bounds must hold on a loaded one (test
  * concurrency 8, other work beside the suite). A task waits for a CPU about in proportion to the
- * run queue per CPU; a search thread, which runs at the lowest priority, waits about a tenth of a
+ * run queue per CPU; a search thread, which runs at a low priority, waits about a tenth of a
  * second for each task ahead of it. A bound that the test means as "no progress for this long" is
  * scaled by this factor, so a wait for a CPU is not read as a stall; what the test checks stays the same.
  */

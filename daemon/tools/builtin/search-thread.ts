@@ -113,8 +113,8 @@ function threadState(tid: number): { state: string; cpuMs: number } | undefined 
 }
 
 /**
- * No progress for the bound is a stall only if the thread had the chance to make some. At the
- * lowest priority on a loaded machine a thread can wait seconds for a CPU: runnable all along but
+ * No progress for the bound is a stall only if the thread had the chance to make some. At a low
+ * priority on a loaded machine a thread can wait seconds for a CPU: runnable all along but
  * given less than half the bound of CPU since it last moved, it is starved, not stuck, and the
  * search's whole deadline still bounds it. A thread blocked on a read (a hung file system) or one
  * that burned its CPU without moving (a stuck pattern) is stalled.
@@ -181,25 +181,41 @@ function watchWorker<S extends SearchSpec>(
     const started = performance.now();
     let lastTicks = 0;
     let lastMove = started;
-    let cpuAtMove = 0;
+    let cpuAtMove: number | undefined;
     watchdog = setInterval(
       () => {
         const ticks = Atomics.load(progress, TICKS);
         const now = performance.now();
+        // A kept thread's clock holds its earlier searches too: this one counts from when it is first seen.
+        cpuAtMove ??= threadState(Atomics.load(progress, THREAD))?.cpuMs;
         if (ticks !== lastTicks) {
           lastTicks = ticks;
           lastMove = now;
           cpuAtMove = threadState(Atomics.load(progress, THREAD))?.cpuMs ?? 0;
-        } else if (ticks > 0 && now - lastMove >= stallMs && !starved(Atomics.load(progress, THREAD), cpuAtMove, stallMs)) {
+        } else if (ticks > 0 && now - lastMove >= stallMs && !starved(Atomics.load(progress, THREAD), cpuAtMove ?? 0, stallMs)) {
           finish({ status: "stalled", matching: Atomics.load(progress, MATCHING) === 1, boundMs: stallMs }, false);
         } else if (now - started >= totalMs + stallMs) {
-          finish({ status: "crashed", message: `the search thread did not finish within ${seconds(totalMs + stallMs)} s` }, false);
+          finish({ status: "crashed", message: overtime(totalMs + stallMs, Atomics.load(progress, THREAD), cpuAtMove, now - lastMove) }, false);
         }
       },
       Math.max(10, Math.min(250, stallMs / 10)),
     );
     watchdog.unref();
   });
+}
+
+/**
+ * Why a search outlived its whole deadline, from the thread's own state: one that had its CPU and
+ * made no progress was stopped as stalled long before, so this one was kept from running — by a
+ * busy machine (runnable, with the CPU it had since it last moved as the figure) or by a file
+ * system that does not answer (asleep in a read).
+ */
+export function overtime(boundMs: number, tid: number, cpuAtMove: number | undefined, sinceMoveMs: number): string {
+  const text = `the search thread did not finish within ${seconds(boundMs)} s`;
+  const now = threadState(tid);
+  if (now === undefined) return text;
+  if (now.state !== "R") return `${text}; it was waiting on the file system`;
+  return `${text}; the machine is busy: in the last ${seconds(sinceMoveMs)} s it had ${seconds(now.cpuMs - (cpuAtMove ?? 0))} s of CPU`;
 }
 
 /** How a search that did not finish reads to the model; `what` names the pattern's kind. */
