@@ -53,7 +53,8 @@ export interface SessionPort<W> extends CompactionPort, WindowPort {
   recoverFromStoreFault(turnId: string, message: string): Promise<void>;
 
   createModel(): ChatModel;
-  settleTools(): Promise<void>;
+  /** Fixes the tool list before a turn's model requests; what the user must hear of it (an MCP server failed, late, joined). */
+  settleTools(): Promise<SessionUpdate | undefined>;
   toolSpecs(): ToolSpec[];
   runTool(call: ToolCallRequest, signal: AbortSignal): Promise<string>;
 

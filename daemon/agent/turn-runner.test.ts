@@ -91,7 +91,9 @@ class MemorySession implements SessionPort<string> {
   createModel(): ChatModel {
     return this.model;
   }
-  async settleTools(): Promise<void> {}
+  async settleTools(): Promise<undefined> {
+    return undefined;
+  }
   toolSpecs() {
     return [];
   }

@@ -238,7 +238,8 @@ export class TurnRunner<W> {
 
   private async modelLoop(turn: ActiveTurn<W>): Promise<StopReason> {
     const port = this.port;
-    await port.settleTools();
+    const told = await port.settleTools();
+    if (told) this.emitForTurn(told);
     try {
       const stop = await this.loop(turn);
       await port.hooks?.afterTurn(stop, turn.controller.signal);
@@ -282,7 +283,8 @@ export class TurnRunner<W> {
    * normal model round.
    */
   async compactNow(focus: string | undefined, signal: AbortSignal): Promise<CompactionResult> {
-    await this.port.settleTools();
+    const told = await this.port.settleTools();
+    if (told) this.emitForTurn(told);
     return compact(this.port, this.port.createModel(), (u) => this.emitForTurn(u), signal, { focus, onDemand: true });
   }
 

@@ -60,6 +60,7 @@ export const ConfigFile = z
       .optional(),
     logFiles: z.number().int().min(1).max(100).optional(),
     searchTimeoutSeconds: z.number().int().positive().optional(),
+    mcpStartSeconds: z.number().positive().optional(),
     modelIdleTimeoutSeconds: z.number().positive().optional(),
     editorTimeoutSeconds: z.number().positive().optional(),
     modelRetry: z
@@ -122,6 +123,8 @@ export interface DaemonConfig {
   logFiles: number;
   /** How long grep or glob may go without progress (a pattern stuck on one line) before it is stopped. */
   searchTimeoutSeconds: number;
+  /** How long a session's first turn waits for its MCP servers still starting; a later one joins the turn after it answers. */
+  mcpStartSeconds: number;
   /** How long an `fs/*` or `terminal/*` request to the editor may go unanswered (not wait_for_exit). */
   editorTimeoutSeconds: number;
   /** A model stream (or a request waiting for its headers) silent this long is stopped. */
@@ -218,6 +221,7 @@ export const ENV_OVERRIDES = {
   REASONIX_SESSION_UNLOAD_SECONDS: ["sessionUnloadSeconds"],
   REASONIX_WINDOW_BACKLOG_BYTES: ["windowBacklogBytes"],
   REASONIX_SEARCH_TIMEOUT_SECONDS: ["searchTimeoutSeconds"],
+  REASONIX_MCP_START_SECONDS: ["mcpStartSeconds"],
   REASONIX_MODEL_IDLE_TIMEOUT_SECONDS: ["modelIdleTimeoutSeconds"],
   REASONIX_EDITOR_TIMEOUT_SECONDS: ["editorTimeoutSeconds"],
   REASONIX_MODEL_RETRIES: ["modelRetry", "retries"],
@@ -280,6 +284,7 @@ export function resolveConfig(fileConfig: ConfigFile, env: NodeJS.ProcessEnv): D
     logMaxBytes: file.logMaxBytes ?? 10 * 1024 * 1024,
     logFiles: file.logFiles ?? 5,
     searchTimeoutSeconds: file.searchTimeoutSeconds ?? 10,
+    mcpStartSeconds: file.mcpStartSeconds ?? 15,
     modelIdleTimeoutSeconds: file.modelIdleTimeoutSeconds ?? 120,
     editorTimeoutSeconds: file.editorTimeoutSeconds ?? 60,
     modelRetry: { retries: file.modelRetry?.retries ?? 4, baseSeconds: file.modelRetry?.baseSeconds ?? 1, maxSeconds: file.modelRetry?.maxSeconds ?? 60 },

@@ -11,6 +11,7 @@ import type { McpServer } from "../../shared/acp-schemas.js";
 import { endTree, processTree } from "./process-tree.js";
 import type { InteractionRequest, InteractionResult } from "./interaction.js";
 import { errorText } from "../../shared/error-text.js";
+import { oneSentence, redact } from "../../shared/redact.js";
 
 export interface McpToolInfo {
   server: string;
@@ -66,9 +67,24 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
 }
 
+/** The values a server was given (its environment, its headers): its errors are shown and recorded without them. */
+function secretsOf(spec: McpServer): string[] {
+  const given = "headers" in spec ? spec.headers : "env" in spec ? spec.env : [];
+  return Object.values(pairs(given as Array<{ name: string; value: string }> | Record<string, string>));
+}
+
+/** What the user is told of servers, once per change (McpHub.news). */
+export interface McpNews {
+  lines: string[];
+  /** A server answered after the first turn's wait: its tools join the list now. */
+  joined: boolean;
+}
+
 export class McpHub {
   private readonly servers = new Map<string, ServerState>();
   private readyPromise: Promise<void> = Promise.resolve();
+  /** The status of each server the user last heard of (news()). */
+  private readonly heard = new Map<string, ServerState["status"]>();
 
   constructor(
     private readonly log: Logger,
@@ -150,7 +166,7 @@ export class McpHub {
           if (state.status === "connected") {
             state.status = "failed";
             state.crashed = true;
-            state.error = `the server exited${stderrTail ? `: ${stderrTail.trim().split("\n").at(-1)}` : ""}`;
+            state.error = oneSentence(redact(`the server exited${stderrTail ? `: ${stderrTail.trim().split("\n").at(-1)}` : ""}`, secretsOf(spec)));
             this.log.warn({ server: state.name, error: state.error }, "MCP server exited; it restarts at the next prompt");
           }
         };
@@ -186,7 +202,11 @@ export class McpHub {
       this.log.info({ server: state.name, tools: state.tools.length, prompts: state.prompts.length }, "MCP server connected");
     } catch (err) {
       state.status = "failed";
-      state.error = errorText(err).split("\n")[0] ?? "";
+      // fetch's own message is "fetch failed": the cause (ECONNREFUSED, a name not found) is the news.
+      const text = errorText(err).split("\n")[0] ?? "";
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : "";
+      // Its stderr's last line is in it: a server may print what it was given, or a page of text.
+      state.error = oneSentence(redact(cause && !text.includes(cause) ? `${text} (${cause})` : text, secretsOf(spec)));
       this.log.warn({ server: state.name, err }, "MCP server failed to connect");
     }
   }
@@ -204,6 +224,32 @@ export class McpHub {
         await this.connect(s, s.origin!.spec, s.origin!.env, s.origin!.cwd);
       }),
     );
+  }
+
+  /**
+   * What the user has not heard yet, a line each: a server that could not start or stopped for good
+   * (with its error), one that had not answered within the first turn's wait of `waitedMs`, and one
+   * of those that answered since. A server that simply connected says nothing.
+   */
+  news(waitedMs: number): McpNews {
+    const news: McpNews = { lines: [], joined: false };
+    for (const s of this.servers.values()) {
+      const before = this.heard.get(s.name);
+      if (s.status === before || s.status === "closed") continue;
+      this.heard.set(s.name, s.status);
+      const name = JSON.stringify(s.name);
+      if (s.status === "failed") {
+        const how = before === "connected" ? "stopped and did not start again" : "could not start";
+        news.lines.push(`MCP server ${name} ${how}: ${s.error ?? "no reason given"}. Its tools are not offered; /mcp lists the servers.`);
+      } else if (s.status === "connecting") {
+        news.lines.push(`MCP server ${name} has not answered in ${Math.round(waitedMs / 1000)} s; its tools join the turn after it does.`);
+      } else if (before === "connecting") {
+        news.joined = true;
+        const tools = s.tools.length === 1 ? "its one tool is" : `its ${s.tools.length} tools are`;
+        news.lines.push(`MCP server ${name} answered; ${tools} offered from this turn on.`);
+      }
+    }
+    return news;
   }
 
   tools(): McpToolInfo[] {

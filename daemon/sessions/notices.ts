@@ -4,7 +4,8 @@
  * the daemon finds while the session goes live. Any part adds a line (`session.notices.add`) before
  * the reply that attaches the window; the lines are said once, as one agent message recorded in the
  * ledger like any update (so a later session/load replays it), right after the session/new or
- * session/resume reply, or at the end of session/load's replay (acp/session-lifecycle.ts).
+ * session/resume reply, or at the end of session/load's replay (acp/session-lifecycle.ts). A turn
+ * says what it finds (an MCP server that failed or came late) in the same shape (`noticeUpdate`).
  */
 import type { SessionUpdate } from "./types.js";
 
@@ -18,9 +19,15 @@ export class StartNotices {
 
   /** The waiting lines as one update, and none waiting after; undefined when there are none. */
   take(): SessionUpdate | undefined {
-    if (this.pending.length === 0) return undefined;
-    const text = this.pending.map((line) => `[notice] ${line}`).join("\n");
+    const update = noticeUpdate(this.pending);
     this.pending = [];
-    return { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "notice" } } };
+    return update;
   }
+}
+
+/** Lines for the user as one agent message marked a notice (a turn's, or a start's); undefined for none. */
+export function noticeUpdate(lines: readonly string[]): SessionUpdate | undefined {
+  if (lines.length === 0) return undefined;
+  const text = lines.map((line) => `[notice] ${line}`).join("\n");
+  return { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "notice" } } };
 }

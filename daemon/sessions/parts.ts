@@ -272,5 +272,6 @@ function runtimeOf({ host, state, deps }: Given, base: Base, tools: SessionTools
     tools,
     interact: (request, signal) => relayInteraction(interaction, request, signal),
     notice: (text) => host.notices.add(text),
+    mcpWaitMs: () => deps.config().mcpStartSeconds * 1000,
   });
 }

@@ -19,9 +19,6 @@ import type { SessionTools } from "./session-tools.js";
 import type { ClientPort } from "./types.js";
 import { errorText } from "../../shared/error-text.js";
 
-/** How long the first turn waits for MCP servers still starting. */
-const MCP_READY_MS = 15_000;
-
 export interface RuntimeHost {
   sessionId: string;
   cwd: string;
@@ -35,6 +32,8 @@ export interface RuntimeHost {
   interact(request: InteractionRequest, signal: AbortSignal): Promise<InteractionResult>;
   /** Something the user hears when the session goes live (sessions/notices.ts). */
   notice(text: string): void;
+  /** How long the first turn waits for MCP servers still starting (the daemon's mcpStartSeconds). */
+  mcpWaitMs(): number;
 }
 
 export class SessionRuntime {
@@ -74,25 +73,34 @@ export class SessionRuntime {
     this.hub.start(servers, this.processEnv(), this.host.cwd);
     // Their prompts join the slash menu as soon as the servers answer, before any turn.
     void this.hub
-      .ready(MCP_READY_MS)
+      .ready(this.host.mcpWaitMs())
       .then(() => this.refreshCommands())
       .catch(() => undefined);
   }
 
   /**
-   * Before the first model request: wait (briefly) for the MCP servers and fix the tool list. From
-   * then on it stays as it is until a reload, so every request repeats the same tools.
+   * Before each turn's model requests: the first waits (briefly) for the MCP servers and fixes the
+   * tool list. From then on every request repeats the same tools (the provider's cached prefix
+   * holds), until a reload or a server that had not answered in that wait answers: it joins the
+   * next turn, since a session that never got its tools would be worse than one cache miss.
+   * Returns what the user has not heard yet of the servers (a failure with its cause, a late one).
    */
-  async settleTools(): Promise<void> {
+  async settleTools(): Promise<string[]> {
     // A server that exited mid-session comes back for the next turn; its tools keep their names.
     await this.hub.restartCrashed();
-    if (this.toolsSettled) return;
-    if (this.hub.configured) {
-      await this.hub.ready(MCP_READY_MS);
+    if (!this.hub.configured) {
+      this.toolsSettled = true;
+      return [];
+    }
+    const waitMs = this.host.mcpWaitMs();
+    if (!this.toolsSettled) await this.hub.ready(waitMs);
+    const news = this.hub.news(waitMs);
+    if (!this.toolsSettled || news.joined) {
       this.host.tools.setExtra(mcpTools(this.hub));
       await this.refreshCommands();
     }
     this.toolsSettled = true;
+    return news.lines;
   }
 
   /** Plugins, command folders and command files the last load left out because they link outside. */
@@ -156,7 +164,7 @@ export class SessionRuntime {
     this.hub = this.newHub();
     if (this.mcpSpecs.length > 0) {
       this.hub.start(this.mcpSpecs, this.processEnv(), this.host.cwd);
-      await this.hub.ready(MCP_READY_MS);
+      await this.hub.ready(this.host.mcpWaitMs());
     }
     this.host.tools.setExtra(mcpTools(this.hub));
     this.toolsSettled = true;

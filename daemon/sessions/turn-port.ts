@@ -21,6 +21,7 @@ import type { SessionRuntime } from "./runtime.js";
 import { storeFailureError, type SessionState } from "./session-state.js";
 import type { SessionTools } from "./session-tools.js";
 import { modeNote } from "./settings.js";
+import { noticeUpdate } from "./notices.js";
 
 /** What the port reaches of the session itself, beyond its parts. */
 export interface TurnPortSession {
@@ -131,8 +132,8 @@ export class SessionTurnPort implements SessionPort<ClientPort> {
     return this.parts.deps.createModel(r.model, this.parts.session.providerEnv ?? {}, r.effort);
   }
 
-  settleTools(): Promise<void> {
-    return this.parts.runtime.settleTools();
+  async settleTools(): Promise<SessionUpdate | undefined> {
+    return noticeUpdate(await this.parts.runtime.settleTools());
   }
 
   toolSpecs(): ToolSpec[] {

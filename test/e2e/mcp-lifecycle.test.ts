@@ -6,8 +6,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { BIN, REPO_ROOT } from "../support/harness.js";
 import { daemonStatus, world, processTest } from "./fixture.js";
@@ -67,6 +68,53 @@ processTest("stopping the daemon ends every session's MCP servers, handshake or 
   await run(process.execPath, [BIN, "daemon", "stop"], { env: { ...process.env, REASONIX_HOME: home.dir } });
   await until("no process of the server left", () => processesWith(marker).length === 0);
   assert.deepEqual(processesWith(marker), []);
+});
+
+test("an MCP server slower than mcpStartSeconds: the first turn goes on without it and says so; its tools join the turn after it answers", async (t) => {
+  const { agent, model, workdir } = await world(t, { env: { REASONIX_MCP_START_SECONDS: "1" } });
+  // The elicitation fixture (two tools), started once the test lets it: the daemon's initialize waits in its stdin.
+  const fixture = pathToFileURL(join(REPO_ROOT, "dist", "test", "support", "fixtures", "elicit-server.js")).href;
+  const gate = join(workdir, "start-now");
+  const wait = `const t = setInterval(() => { if (require("fs").existsSync(${JSON.stringify(gate)})) { clearInterval(t); import(${JSON.stringify(fixture)}); } }, 20);`;
+  const server = { name: "deployer", command: process.execPath, args: ["-e", wait], env: [] };
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir, { mcpServers: [server] });
+  const toolNames = () => model.requests.at(-1)!.body.tools.map((x: { function: { name: string } }) => x.function.name) as string[];
+  const noticesFrom = (from: number) =>
+    agent
+      .updatesFor(sessionId, from)
+      .filter((u) => u._meta?.["reasonix.io"]?.kind === "notice")
+      .map((u) => u.content.text as string);
+
+  model.enqueue({ content: ["first"] });
+  let from = agent.updates.length;
+  await agent.prompt(sessionId, "first");
+  assert.ok(!toolNames().some((n) => n.startsWith("mcp__deployer")), "not offered before it answered");
+  assert.deepEqual(noticesFrom(from), ['[notice] MCP server "deployer" has not answered in 1 s; its tools join the turn after it does.']);
+
+  // /mcp reads the server's state without a model round; asked until it connected (bounded).
+  writeFileSync(gate, "");
+  let report = "";
+  for (let i = 0; i < 600 && !/deployer \(stdio\): connected/.test(report); i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 100));
+    const at = agent.updates.length;
+    await agent.prompt(sessionId, "/mcp");
+    report = agent.textOf(sessionId, "agent_message_chunk", at);
+  }
+  assert.match(report, /deployer \(stdio\): connected, 2 tools/);
+
+  model.enqueue({ content: ["second"] });
+  from = agent.updates.length;
+  await agent.prompt(sessionId, "second");
+  assert.ok(toolNames().includes("mcp__deployer__deploy"), "offered from the turn after it answered");
+  assert.deepEqual(noticesFrom(from), ['[notice] MCP server "deployer" answered; its 2 tools are offered from this turn on.']);
+  const offered = toolNames();
+
+  model.enqueue({ content: ["third"] });
+  from = agent.updates.length;
+  await agent.prompt(sessionId, "third");
+  assert.deepEqual(toolNames(), offered, "the list stays as it is from then on");
+  assert.deepEqual(noticesFrom(from), []);
 });
 
 test("a stdio MCP server that exits mid-session is reported and started again before the next turn", async (t) => {

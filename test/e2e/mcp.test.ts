@@ -182,6 +182,19 @@ test("a dead MCP server is reported, not fatal: the session and the other server
   assert.ok(names.includes("mcp__calc__add"));
   assert.ok(!names.some((n: string) => n.startsWith("mcp__broken") || n.startsWith("mcp__gone")));
   assert.match(model.requests[1]!.body.messages.at(-1).content, /no tool named/);
+  // The user hears each failure in that first turn, with its cause, once.
+  const notices = () => agent.updatesFor(sessionId).filter((u) => u._meta?.["reasonix.io"]?.kind === "notice");
+  assert.equal(notices().length, 1);
+  const told = notices()[0].content.text as string;
+  assert.match(
+    told,
+    /^\[notice\] MCP server "broken" could not start: .*cannot start: missing config.*\. Its tools are not offered; \/mcp lists the servers\.$/m,
+  );
+  assert.match(told, /^\[notice\] MCP server "gone" could not start: fetch failed \(.+\)\. Its tools/m);
+  assert.doesNotMatch(told, /"calc"/, "a server that connected says nothing");
+  model.enqueue({ content: ["again"] });
+  await agent.prompt(sessionId, "again");
+  assert.equal(notices().length, 1, "said once, not at every turn");
   await agent.prompt(sessionId, "/status");
   const status = agent.textOf(sessionId);
   assert.match(status, /broken \(stdio\): failed/);
