@@ -801,6 +801,10 @@ export function agentEnv(options: AgentOptions): NodeJS.ProcessEnv {
     env[key] = value;
   }
   env.REASONIX_HOME = options.home;
+  // A test's first turn means to have its MCP servers' tools: two suites side by side once took a
+  // Node MCP server past the default 15 s wait (the model then read "no tool named mcp__…"). A test
+  // about a late server sets its own.
+  env.REASONIX_MCP_START_SECONDS = "120";
   if (options.model) {
     env.DEEPSEEK_BASE_URL = options.model.url;
     env.DEEPSEEK_API_KEY = TEST_API_KEY;
