@@ -25,9 +25,13 @@ export class StartNotices {
   }
 }
 
-/** Lines for the user as one agent message marked a notice (a turn's, or a start's); undefined for none. */
-export function noticeUpdate(lines: readonly string[]): SessionUpdate | undefined {
+/**
+ * Lines for the user as one agent message marked a notice (a turn's, or a start's); undefined for
+ * none. `end` follows the last line: a turn's notice comes before the model's words, which most
+ * windows append to the same message.
+ */
+export function noticeUpdate(lines: readonly string[], end = ""): SessionUpdate | undefined {
   if (lines.length === 0) return undefined;
-  const text = lines.map((line) => `[notice] ${line}`).join("\n");
+  const text = `${lines.map((line) => `[notice] ${line}`).join("\n")}${end}`;
   return { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "reasonix.io": { kind: "notice" } } };
 }

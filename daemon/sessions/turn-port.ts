@@ -133,7 +133,7 @@ export class SessionTurnPort implements SessionPort<ClientPort> {
   }
 
   async settleTools(): Promise<SessionUpdate | undefined> {
-    return noticeUpdate(await this.parts.runtime.settleTools());
+    return noticeUpdate(await this.parts.runtime.settleTools(), "\n\n");
   }
 
   toolSpecs(): ToolSpec[] {

@@ -90,7 +90,7 @@ test("an MCP server slower than mcpStartSeconds: the first turn goes on without 
   let from = agent.updates.length;
   await agent.prompt(sessionId, "first");
   assert.ok(!toolNames().some((n) => n.startsWith("mcp__deployer")), "not offered before it answered");
-  assert.deepEqual(noticesFrom(from), ['[notice] MCP server "deployer" has not answered in 1 s; its tools join the turn after it does.']);
+  assert.deepEqual(noticesFrom(from), ['[notice] MCP server "deployer" has not answered in 1 s; its tools join the turn after it does.\n\n']);
 
   // /mcp reads the server's state without a model round; asked until it connected (bounded).
   writeFileSync(gate, "");
@@ -107,7 +107,7 @@ test("an MCP server slower than mcpStartSeconds: the first turn goes on without 
   from = agent.updates.length;
   await agent.prompt(sessionId, "second");
   assert.ok(toolNames().includes("mcp__deployer__deploy"), "offered from the turn after it answered");
-  assert.deepEqual(noticesFrom(from), ['[notice] MCP server "deployer" answered; its 2 tools are offered from this turn on.']);
+  assert.deepEqual(noticesFrom(from), ['[notice] MCP server "deployer" answered; its 2 tools are offered from this turn on.\n\n']);
   const offered = toolNames();
 
   model.enqueue({ content: ["third"] });
