@@ -73,6 +73,15 @@ function secretsOf(spec: McpServer): string[] {
   return Object.values(pairs(given as Array<{ name: string; value: string }> | Record<string, string>));
 }
 
+/** `err` for the log with those values blanked in its message and stack, its causes' too. */
+function withoutSecrets(err: unknown, secrets: readonly string[], depth = 0): Error {
+  const e = err instanceof Error ? err : new Error(String(err));
+  const out = new Error(redact(e.message, secrets));
+  out.stack = redact(e.stack ?? out.message, secrets);
+  if (e.cause !== undefined && depth < 5) out.cause = withoutSecrets(e.cause, secrets, depth + 1);
+  return out;
+}
+
 /** What the user is told of servers, once per change (McpHub.news). */
 export interface McpNews {
   lines: string[];
@@ -207,7 +216,7 @@ export class McpHub {
       const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : "";
       // Its stderr's last line is in it: a server may print what it was given, or a page of text.
       state.error = oneSentence(redact(cause && !text.includes(cause) ? `${text} (${cause})` : text, secretsOf(spec)));
-      this.log.warn({ server: state.name, err }, "MCP server failed to connect");
+      this.log.warn({ server: state.name, err: withoutSecrets(err, secretsOf(spec)) }, "MCP server failed to connect");
     }
   }
 

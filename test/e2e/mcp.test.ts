@@ -166,12 +166,18 @@ test("an MCP server over HTTP built with the SDK: headers sent, tools and prompt
 
 test("a dead MCP server is reported, not fatal: the session and the other servers go on", async (t) => {
   const { agent, model, workdir } = await world(t);
+  const token = "svc-7d1e0b93aa";
   const server = await McpHttpServer.start();
   t.after(() => server.close());
   await agent.initialize();
   const { sessionId } = await agent.newSession(workdir, {
     mcpServers: [
-      { name: "broken", command: process.execPath, args: ["-e", "console.error('cannot start: missing config'); process.exit(3)"], env: [] },
+      {
+        name: "broken",
+        command: process.execPath,
+        args: ["-e", "console.error(`cannot start: missing config for ${process.env.SERVICE_TOKEN}`); process.exit(3)"],
+        env: [{ name: "SERVICE_TOKEN", value: token }],
+      },
       { type: "http", name: "calc", url: server.url, headers: [] },
       { type: "http", name: "gone", url: "http://127.0.0.1:9/mcp", headers: [] },
     ],
@@ -188,7 +194,7 @@ test("a dead MCP server is reported, not fatal: the session and the other server
   const told = notices()[0].content.text as string;
   assert.match(
     told,
-    /^\[notice\] MCP server "broken" could not start: .*cannot start: missing config.*\. Its tools are not offered; \/mcp lists the servers\.$/m,
+    /^\[notice\] MCP server "broken" could not start: .*cannot start: missing config for \[redacted\].*\. Its tools are not offered; \/mcp lists the servers\.$/m,
   );
   assert.match(told, /^\[notice\] MCP server "gone" could not start: fetch failed \(.+\)\. Its tools/m);
   assert.doesNotMatch(told, /"calc"/, "a server that connected says nothing");
@@ -200,4 +206,7 @@ test("a dead MCP server is reported, not fatal: the session and the other server
   assert.match(status, /broken \(stdio\): failed/);
   assert.match(status, /gone \(http\): failed/);
   assert.match(status, /calc \(http\): connected/);
+  // The value the server was given and printed is in neither what the user saw nor the daemon's log.
+  assert.ok(!JSON.stringify(agent.updates).includes(token));
+  assert.ok(!agent.daemonLog().includes(token));
 });
