@@ -40,6 +40,8 @@ interface ServerState {
   pid?: number;
   /** It was connected and then exited: started again at the next prompt or reload. */
   crashed?: boolean;
+  /** Why it had exited, once it was started again, until the user hears of it (news()). */
+  restartedAfter?: string;
   /** How to start it again. */
   origin?: { spec: McpServer; env: Record<string, string | undefined>; cwd: string };
   tools: McpToolInfo[];
@@ -227,23 +229,31 @@ export class McpHub {
       crashed.map(async (s) => {
         s.crashed = false;
         s.status = "connecting";
+        const why = s.error;
         delete s.client;
         delete s.pid;
+        delete s.error;
         this.log.info({ server: s.name }, "restarting an MCP server that exited");
         await this.connect(s, s.origin!.spec, s.origin!.env, s.origin!.cwd);
+        if ((s.status as ServerState["status"]) === "connected") s.restartedAfter = why ?? "it exited";
       }),
     );
   }
 
   /**
    * What the user has not heard yet, a line each: a server that could not start or stopped for good
-   * (with its error), one that had not answered within the first turn's wait of `waitedMs`, and one
-   * of those that answered since. A server that simply connected says nothing.
+   * (with its error), one that had not answered within the first turn's wait of `waitedMs`, one of
+   * those that answered since, and one that had exited and was started again (with why it exited).
+   * A server that simply connected says nothing.
    */
   news(waitedMs: number): McpNews {
     const news: McpNews = { lines: [], joined: false };
     for (const s of this.servers.values()) {
       const before = this.heard.get(s.name);
+      if (s.restartedAfter !== undefined && s.status === "connected") {
+        news.lines.push(`MCP server ${JSON.stringify(s.name)} had stopped (${s.restartedAfter}) and was started again.`);
+        delete s.restartedAfter;
+      }
       if (s.status === before || s.status === "closed") continue;
       this.heard.set(s.name, s.status);
       const name = JSON.stringify(s.name);

@@ -149,7 +149,18 @@ test("a stdio MCP server that exits mid-session is reported and started again be
   }
   assert.match(report, /crashy.*(failed|exited)/s, "the exit is reported");
   model.enqueue({ toolCalls: [{ id: "p2", name: "mcp__crashy__pid", arguments: {} }] }, { content: ["ok"] });
+  const from = agent.updates.length;
   await agent.prompt(sessionId, "second");
   const second = /pid (\d+)/.exec(toolText("p2"))?.[1];
   assert.ok(second && second !== first, `a new server answered: ${toolText("p2")}`);
+  // The turn that started it again says so, once, with why it had stopped.
+  const notices = (since: number) => agent.updatesFor(sessionId, since).filter((u) => u._meta?.["reasonix.io"]?.kind === "notice");
+  assert.deepEqual(
+    notices(from).map((u) => u.content.text),
+    ['[notice] MCP server "crashy" had stopped (the server exited) and was started again.\n\n'],
+  );
+  model.enqueue({ content: ["quiet"] });
+  const later = agent.updates.length;
+  await agent.prompt(sessionId, "third");
+  assert.deepEqual(notices(later), []);
 });
