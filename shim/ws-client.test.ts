@@ -110,8 +110,8 @@ test("a refused upgrade never delivers the messages given as first", async () =>
   await srv.close();
 });
 
-/** A socket server that never answers HTTP (rawServer below completes the upgrade): `onSocket` decides what it does. */
-async function mute(onSocket: (socket: Socket) => void) {
+/** A Unix socket server where `onSocket` decides what each connection gets; `close` ends them all. */
+async function socketServer(onSocket: (socket: Socket) => void) {
   const dir = mkdtempSync(join(tmpdir(), "rx-wsc-"));
   const path = join(dir, "s.sock");
   const held: Socket[] = [];
@@ -131,7 +131,7 @@ async function mute(onSocket: (socket: Socket) => void) {
 }
 
 test("a server that never answers the upgrade: open rejects with ETIMEDOUT after its bound", async () => {
-  const silent = await mute(() => undefined);
+  const silent = await socketServer(() => undefined);
   try {
     await assert.rejects(UnixWebSocket.open(silent.path, "/acp", {}, 200), { code: "ETIMEDOUT", message: "no WebSocket upgrade within 200 ms" });
   } finally {
@@ -140,7 +140,7 @@ test("a server that never answers the upgrade: open rejects with ETIMEDOUT after
 });
 
 test("a server that drops the connection before answering the upgrade: open rejects at once with ECONNRESET", async () => {
-  const dropping = await mute((socket) => socket.once("data", () => socket.end()));
+  const dropping = await socketServer((socket) => socket.once("data", () => socket.end()));
   try {
     // The bound is far off: the rejection comes from the close, not from the timer.
     await assert.rejects(UnixWebSocket.open(dropping.path, "/acp", {}, 60_000), {
@@ -211,11 +211,7 @@ interface ClientFrame {
  * would refuse to send) and collects the client's frames, unmasked.
  */
 async function rawServer(onConnection: (socket: Socket, frames: ClientFrame[]) => void) {
-  const dir = mkdtempSync(join(tmpdir(), "rx-wsr-"));
-  const path = join(dir, "s.sock");
-  const sockets = new Set<Socket>();
-  const srv = createNetServer((socket) => {
-    sockets.add(socket);
+  return socketServer((socket) => {
     let buf = Buffer.alloc(0);
     let upgraded = false;
     const frames: ClientFrame[] = [];
@@ -254,15 +250,6 @@ async function rawServer(onConnection: (socket: Socket, frames: ClientFrame[]) =
       }
     });
   });
-  await new Promise<void>((r) => srv.listen(path, r));
-  return {
-    path,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => srv.close(r));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** Opens a client on a raw server that writes `bytes`; resolves with what each side saw of the close. */
