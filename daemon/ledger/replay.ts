@@ -65,7 +65,7 @@ export async function replayLedger(state: LedgerSource, store: Store, port: Clie
       const page = await next;
       // The next page is read while this one goes out; past the end it reads what a turn wrote meanwhile.
       next = read();
-      for (const { key, json } of page) {
+      for (const [key, json] of page) {
         // A damaged value is left out: the hole it leaves is named below.
         if (json === undefined) continue;
         const seq = seqOf(key);
