@@ -12,7 +12,7 @@
  */
 import { stat } from "node:fs/promises";
 import { CONFIG_BOUNDARY, type Head, OutsideError, outsideNotice, PROJECT_BOUNDARY, readHead } from "../tools/read-head.js";
-import { displayPath, resolveReal } from "../tools/workspace.js";
+import { displayPath, mayExistBelow, resolveReal } from "../tools/workspace.js";
 import { dirname, join } from "node:path";
 
 /** In each folder in this order: the shared convention, Claude Code's, then this agent's own (the last word). */
@@ -93,6 +93,7 @@ export async function instructionFolders(cwd: string): Promise<string[]> {
 type Read = InstructionFile | { skipped: string } | undefined;
 
 async function readInstruction(path: string, inside: readonly string[], shown: string, boundary: string): Promise<Read> {
+  if (!mayExistBelow(dirname(path), path)) return undefined;
   let head: Head | undefined;
   try {
     // Four bytes a character at the most, and one more character: a file that goes on is clipped below.

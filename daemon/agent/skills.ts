@@ -16,7 +16,7 @@ import { join, relative } from "node:path";
 import { parseFrontMatter } from "../commands/custom.js";
 import { CONFIG_BOUNDARY, type Head, OutsideError, outsideNotice, PROJECT_BOUNDARY, readHead, realPathInside } from "../tools/read-head.js";
 import type { SkillLibrary, SkillRead } from "../tools/types.js";
-import { displayPath, resolveReal } from "../tools/workspace.js";
+import { displayPath, mayExistBelow, resolveReal } from "../tools/workspace.js";
 import { projectBounds, repositoryRoot } from "./project-instructions.js";
 
 /** At most this many skills are listed (and offered to the tool); the rest are named in a notice. */
@@ -64,6 +64,8 @@ export interface SkillPlace {
 
 interface SkillRoot {
   dir: string;
+  /** The folder `dir` lies in, already in use (mayExistBelow): the repository root, the config folder, home. */
+  base: string;
   inside: readonly string[];
   boundary: string;
   project: boolean;
@@ -80,9 +82,15 @@ export async function skillRoots(place: SkillPlace, configDir: string, home = ho
   const project = await projectBounds(place.cwd, place.additionalDirectories);
   const agents = join(home, ".agents");
   return [
-    ...[".reasonix", ".claude", ".agents"].map((d) => ({ dir: join(root, d, "skills"), inside: project, boundary: PROJECT_BOUNDARY, project: true })),
-    { dir: join(configDir, "skills"), inside: [resolveReal("/", configDir)], boundary: CONFIG_BOUNDARY, project: false },
-    { dir: join(agents, "skills"), inside: [resolveReal("/", agents)], boundary: "~/.agents", project: false },
+    ...[".reasonix", ".claude", ".agents"].map((d) => ({
+      dir: join(root, d, "skills"),
+      base: root,
+      inside: project,
+      boundary: PROJECT_BOUNDARY,
+      project: true,
+    })),
+    { dir: join(configDir, "skills"), base: configDir, inside: [resolveReal("/", configDir)], boundary: CONFIG_BOUNDARY, project: false },
+    { dir: join(agents, "skills"), base: home, inside: [resolveReal("/", agents)], boundary: "~/.agents", project: false },
   ];
 }
 
@@ -152,6 +160,7 @@ export async function discoverSkills(place: SkillPlace, configDir: string, home?
   let unsaid = 0;
   const say = (line: string) => (set.notices.length < MAX_NOTICES ? set.notices.push(line) : unsaid++);
   for (const root of await skillRoots(place, configDir, home)) {
+    if (!mayExistBelow(root.base, root.dir)) continue;
     let real: string;
     try {
       real = await realPathInside(root.dir, root.inside);

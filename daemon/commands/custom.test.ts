@@ -2,11 +2,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type CommandDir, expandTemplate, loadCustomCommands, MAX_COMMAND_BYTES, parseFrontMatter, parseSlash, splitArgs } from "./custom.js";
 
 /** A command folder whose files may lie anywhere under `bound`. */
-const inside = (dir: string, bound = dir): CommandDir => ({ dir, inside: [bound], boundary: "the test's folder" });
+const inside = (dir: string, bound = dir): CommandDir => ({ dir, base: dirname(dir), inside: [bound], boundary: "the test's folder" });
 
 test("commands come from nested markdown files; the project folder overrides the user folder", async (t) => {
   const base = mkdtempSync(join(tmpdir(), "rx-cmd-"));

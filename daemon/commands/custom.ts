@@ -7,6 +7,7 @@ import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { type Head, OutsideError, outsideNotice, readHead, realPathInside } from "../tools/read-head.js";
+import { mayExistBelow } from "../tools/workspace.js";
 
 export interface CustomCommand {
   name: string;
@@ -28,6 +29,8 @@ export const MAX_COMMAND_BYTES = 256 * 1024;
  */
 export interface CommandDir {
   dir: string;
+  /** The folder `dir` lies in, already in use (mayExistBelow): the config folder, the workspace. */
+  base: string;
   /** Real paths; the folder, or a file in it, whose real path lies elsewhere is skipped. */
   inside: readonly string[];
   /** How a notice names those folders ("the config folder", …). */
@@ -89,7 +92,8 @@ export function parseFrontMatter(text: string): { meta: Record<string, string>; 
 export async function loadCustomCommands(dirs: readonly CommandDir[]): Promise<LoadedCommands> {
   const byName = new Map<string, CustomCommand>();
   const skipped: string[] = [];
-  for (const { dir, inside, boundary } of dirs) {
+  for (const { dir, base, inside, boundary } of dirs) {
+    if (!mayExistBelow(base, dir)) continue;
     let real: string;
     try {
       real = await realPathInside(dir, inside);

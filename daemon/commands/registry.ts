@@ -37,8 +37,8 @@ export type Resolved =
  */
 export function commandDirs(configDir: string, cwd: string, projectBounds: readonly string[]): CommandDir[] {
   return [
-    { dir: join(configDir, "commands"), inside: [resolveReal("/", configDir)], boundary: CONFIG_BOUNDARY },
-    { dir: join(cwd, ".reasonix", "commands"), inside: projectBounds, boundary: PROJECT_BOUNDARY },
+    { dir: join(configDir, "commands"), base: configDir, inside: [resolveReal("/", configDir)], boundary: CONFIG_BOUNDARY },
+    { dir: join(cwd, ".reasonix", "commands"), base: cwd, inside: projectBounds, boundary: PROJECT_BOUNDARY },
   ];
 }
 

@@ -7,7 +7,7 @@ import { readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { CONFIG_BOUNDARY, type Head, OutsideError, outsideNotice, readHead, realPathInside } from "../tools/read-head.js";
-import { resolveReal } from "../tools/workspace.js";
+import { mayExistBelow, resolveReal } from "../tools/workspace.js";
 import { errorText } from "../../shared/error-text.js";
 
 const MAX_MANIFEST_BYTES = 1024 * 1024;
@@ -184,6 +184,7 @@ export async function loadPlugins(pluginsDir: string, opts: { strict: boolean })
     skipped.push(outsideNotice(err.path, CONFIG_BOUNDARY, err.real));
     return true;
   };
+  if (!mayExistBelow(dirname(pluginsDir), pluginsDir)) return { plugins: [], errors: [], skipped };
   let folders: string[];
   try {
     await realPathInside(pluginsDir, inside);
