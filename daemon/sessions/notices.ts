@@ -17,9 +17,13 @@ export class StartNotices {
     for (const line of lines) if (!this.pending.includes(line)) this.pending.push(line);
   }
 
-  /** The waiting lines as one update, and none waiting after; undefined when there are none. */
+  /**
+   * The waiting lines as one update, and none waiting after; undefined when there are none. A blank
+   * line ends it: the first answer after it is, in most windows, appended to the same message (acpx
+   * showed "…(to /etc).Hello").
+   */
   take(): SessionUpdate | undefined {
-    const update = noticeUpdate(this.pending);
+    const update = noticeUpdate(this.pending, "\n\n");
     this.pending = [];
     return update;
   }

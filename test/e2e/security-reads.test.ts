@@ -210,7 +210,7 @@ test("a .reasonix/commands folder that links outside gives no commands; in a rea
   assert.ok(!names(a).includes("leak"));
   assert.equal(
     notices(a),
-    `[notice] Skipped ${join(linked, ".reasonix", "commands")}: it links outside the repository and the session's folders (to ${outside}).`,
+    `[notice] Skipped ${join(linked, ".reasonix", "commands")}: it links outside the repository and the session's folders (to ${outside}).\n\n`,
   );
 
   // /reload names the folder it skipped again.
@@ -223,6 +223,6 @@ test("a .reasonix/commands folder that links outside gives no commands; in a rea
   assert.ok(names(b).includes("shared") && !names(b).includes("leak"), names(b).join(" "));
   assert.equal(
     notices(b),
-    `[notice] Skipped ${join(real, ".reasonix", "commands", "leak.md")}: it links outside the repository and the session's folders (to ${join(outside, "leak.md")}).`,
+    `[notice] Skipped ${join(real, ".reasonix", "commands", "leak.md")}: it links outside the repository and the session's folders (to ${join(outside, "leak.md")}).\n\n`,
   );
 });
