@@ -18,6 +18,9 @@ const INIT = line(1, "initialize", { protocolVersion: 1, clientCapabilities: {} 
 const ENV: NodeJS.ProcessEnv = { ...process.env, DEEPSEEK_API_KEY: TEST_API_KEY };
 delete ENV.NODE_EXTRA_CA_CERTS;
 
+/** A pause between starts of the warm rows. */
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 100));
+
 /** How long an idle daemon is left before its memory is read: start-up garbage has had time to go. */
 const IDLE_SETTLE_MS = 2000;
 
@@ -59,11 +62,20 @@ function timeToAnswers(home: string, cwd?: string): Promise<{ initialize: number
   });
 }
 
+/**
+ * Milliseconds from spawn to a bare `node -e`'s first output; resolved once the process has exited,
+ * as timeToAnswers is. Resolved at the output instead, the next window was spawned while this
+ * process was still exiting (V8's teardown, a few ms of CPU on one of two cores), and that cost
+ * was counted against the window, not the floor: 1.29× and 1.39× in one run against 1.16× and
+ * 1.25× with the floor's exit awaited (120 windows on 2026-12-03).
+ */
 function timeBareNode(): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
+    let ms = NaN;
     const child = spawn(process.execPath, ["-e", "process.stdout.write('x\\n')"], { env: ENV, stdio: ["ignore", "pipe", "ignore"] });
-    child.stdout.once("data", () => resolve(Number(process.hrtime.bigint() - started) / 1e6));
+    child.stdout.once("data", () => (ms = Number(process.hrtime.bigint() - started) / 1e6));
+    child.once("exit", () => resolve(ms));
     child.once("error", reject);
   });
 }
@@ -118,7 +130,11 @@ export async function startupBench(runs: { cold: number; warm: number }): Promis
     await timeToAnswers(home); // starts the daemon
     // The floor interleaved with the warm starts: the machine's load moves both alike.
     for (let i = 0; i < runs.warm; i++) {
+      // Each start from a quiet machine: the daemon's work after the last window closed (detaching,
+      // unloading its session, the log) is not counted against the floor, nor one start's exit against the next.
+      await settle();
       bare.push(await timeBareNode());
+      await settle();
       const t = await timeToAnswers(home, workdir);
       warm.push(t.initialize);
       warmSession.push(t.session!);
