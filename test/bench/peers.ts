@@ -37,13 +37,18 @@ const add = (m: Samples, key: string, v: number): void => void (m.get(key) ?? m.
 
 // --- the subjects -----------------------------------------------------------------------------
 
-/** `node -e 0` from spawn to exit; with `line`, from spawn to its first stdout byte (the event an agent's answer is timed by). */
+/**
+ * `node -e 0` from spawn to exit; with `line`, from spawn to its first stdout byte (the event an
+ * agent's answer is timed by). Either way it resolves once the process has exited, so the next
+ * subject does not start beside its teardown (startup.ts's timeBareNode says what that cost).
+ */
 function nodeFloor(line = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
+    let firstByte = NaN;
     const child = spawn(process.execPath, ["-e", line ? "process.stdout.write('\\n')" : "0"], { stdio: ["ignore", line ? "pipe" : "ignore", "ignore"] });
-    if (line) child.stdout!.once("data", () => resolve(ms(t0)));
-    child.once("exit", () => line || resolve(ms(t0)));
+    if (line) child.stdout!.once("data", () => (firstByte = ms(t0)));
+    child.once("exit", () => resolve(line ? firstByte : ms(t0)));
     child.once("error", reject);
   });
 }
