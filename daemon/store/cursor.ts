@@ -19,9 +19,8 @@ import { DAMAGED, verifiedJson } from "./codec.js";
  * its JSON text (undefined: damaged). No object is made per record: in a long replay the page read
  * ahead is alive when the young generation is collected, and V8 then judged the allocation site
  * of a `{ key, json }` per record long-lived ("tenure") in most fresh daemons; from then on every
- * page went straight to the old generation and each collection copied what it pointed to, which
- * was about a fifth of a 100,000-record load's CPU. Pairs made by the iterator's native code carry
- * no such site.
+ * page went straight to the old generation and each collection copied what it pointed to
+ * (docs/benchmarks.md). Pairs made by the iterator's native code carry no such site.
  */
 export type JsonPage = Array<[key: string, json: string | undefined]>;
 

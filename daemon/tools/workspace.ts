@@ -48,7 +48,7 @@ export function displayPath(cwd: string, path: string): string {
  * loop thread one entry at a time with lstat: one lookup in a folder already in use, never through
  * a link, so a link the repository holds cannot lead this thread into another (slow or hung) mount.
  * Most such names are absent, and each absent one cost a pool round trip and a realpath walk of
- * ENOENTs: a fifth of a session/new's CPU.
+ * ENOENTs (docs/benchmarks.md).
  */
 export function mayExistBelow(base: string, path: string): boolean {
   const rel = relative(base, path);

@@ -66,8 +66,7 @@ function timeToAnswers(home: string, cwd?: string): Promise<{ initialize: number
  * Milliseconds from spawn to a bare `node -e`'s first output; resolved once the process has exited,
  * as timeToAnswers is. Resolved at the output instead, the next window was spawned while this
  * process was still exiting (V8's teardown, a few ms of CPU on one of two cores), and that cost
- * was counted against the window, not the floor: 1.29× and 1.39× in one run against 1.16× and
- * 1.25× with the floor's exit awaited (120 windows on 2026-12-03).
+ * was counted against the window, not the floor (docs/benchmarks.md, 2026-12-03).
  */
 function timeBareNode(): Promise<number> {
   return new Promise((resolve, reject) => {
