@@ -1,8 +1,10 @@
 /**
  * What else the machine is doing: CPU time of the whole machine (/proc/stat) against the CPU time of
  * the processes a benchmark owns, so a run can say how much of the machine others took meanwhile.
- * Linux only; elsewhere every figure reads 0 and the check always passes.
+ * Linux only; elsewhere every figure reads 0 and the check always passes. And the machine's floor
+ * for a start: a bare `node -e`.
  */
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 
@@ -63,3 +65,24 @@ export function noiseWindow(pids: number[] = []): { stop(): Noise } {
 }
 
 export const CORES = cpus().length;
+
+/**
+ * A bare `node -e` start in ms: spawn → exit, or with `line`, spawn → its first stdout byte (the
+ * event an agent's answer is timed by). Either way it resolves once the process has exited, so the
+ * next subject does not start beside its teardown, a cost that would land on that subject's figure
+ * and never on the floor's (docs/benchmarks.md, 2026-12-03).
+ */
+export function nodeFloor(opts: { line?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const ms = (): number => Number(process.hrtime.bigint() - t0) / 1e6;
+    let firstByte = NaN;
+    const child = spawn(process.execPath, ["-e", opts.line ? "process.stdout.write('\\n')" : "0"], {
+      env: opts.env ?? process.env,
+      stdio: ["ignore", opts.line ? "pipe" : "ignore", "ignore"],
+    });
+    if (opts.line) child.stdout!.once("data", () => (firstByte = ms()));
+    child.once("exit", () => resolve(opts.line ? firstByte : ms()));
+    child.once("error", reject);
+  });
+}

@@ -7,14 +7,13 @@
  * and counted as noisy). Prints one table and writes it into docs/benchmarks.md (not with
  * `--no-write`).
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent as HttpAgent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, daemonPid, stopDaemon, TEST_API_KEY } from "../support/harness.js";
 import { ScriptedModel } from "../support/scripted-model.js";
-import { noiseWindow, processCpuMs } from "./machine.js";
+import { nodeFloor, noiseWindow, processCpuMs } from "./machine.js";
 import { AcpProcess, treeRssMb } from "./peers/acp-process.js";
 import { installPeers, type Installed } from "./peers/agents.js";
 import { report, writeDocs } from "./peers/report.js";
@@ -36,22 +35,6 @@ type Samples = Map<string, number[]>;
 const add = (m: Samples, key: string, v: number): void => void (m.get(key) ?? m.set(key, []).get(key)!).push(v);
 
 // --- the subjects -----------------------------------------------------------------------------
-
-/**
- * `node -e 0` from spawn to exit; with `line`, from spawn to its first stdout byte (the event an
- * agent's answer is timed by). Either way it resolves once the process has exited, so the next
- * subject does not start beside its teardown (startup.ts's timeBareNode says what that cost).
- */
-function nodeFloor(line = false): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    let firstByte = NaN;
-    const child = spawn(process.execPath, ["-e", line ? "process.stdout.write('\\n')" : "0"], { stdio: ["ignore", line ? "pipe" : "ignore", "ignore"] });
-    if (line) child.stdout!.once("data", () => (firstByte = ms(t0)));
-    child.once("exit", () => resolve(line ? firstByte : ms(t0)));
-    child.once("error", reject);
-  });
-}
 
 interface TurnFigures {
   firstChunk: number;
@@ -150,7 +133,7 @@ async function main(): Promise<void> {
       name: "floor",
       run: async (m) => {
         add(m, "spawn → initialize (warm)|`node -e 0`, spawn → exit", await nodeFloor());
-        add(m, "spawn → initialize (warm)|node writing one line, spawn → first byte (floor)", await nodeFloor(true));
+        add(m, "spawn → initialize (warm)|node writing one line, spawn → first byte (floor)", await nodeFloor({ line: true }));
       },
     },
     {

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { BIN, daemonPid, stopDaemon, TEST_API_KEY } from "../support/harness.js";
+import { nodeFloor } from "./machine.js";
 import { summarize, type Row } from "./stats.js";
 
 const line = (id: number, method: string, params: unknown): string => `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
@@ -59,23 +60,6 @@ function timeToAnswers(home: string, cwd?: string): Promise<{ initialize: number
     });
     child.once("error", reject);
     child.stdin.write(INIT);
-  });
-}
-
-/**
- * Milliseconds from spawn to a bare `node -e`'s first output; resolved once the process has exited,
- * as timeToAnswers is. Resolved at the output instead, the next window was spawned while this
- * process was still exiting (V8's teardown, a few ms of CPU on one of two cores), and that cost
- * was counted against the window, not the floor (docs/benchmarks.md, 2026-12-03).
- */
-function timeBareNode(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    let ms = NaN;
-    const child = spawn(process.execPath, ["-e", "process.stdout.write('x\\n')"], { env: ENV, stdio: ["ignore", "pipe", "ignore"] });
-    child.stdout.once("data", () => (ms = Number(process.hrtime.bigint() - started) / 1e6));
-    child.once("exit", () => resolve(ms));
-    child.once("error", reject);
   });
 }
 
@@ -132,7 +116,7 @@ export async function startupBench(runs: { cold: number; warm: number }): Promis
       // Each start from a quiet machine: the daemon's work after the last window closed (detaching,
       // unloading its session, the log) is not counted against the floor, nor one start's exit against the next.
       await settle();
-      bare.push(await timeBareNode());
+      bare.push(await nodeFloor({ line: true, env: ENV }));
       await settle();
       const t = await timeToAnswers(home, workdir);
       warm.push(t.initialize);
