@@ -186,7 +186,7 @@ export class SessionTools {
           files: checkpointed(routedFiles(record.id, pick, localFiles(umask), sig, editorMs)),
           snapshots: this.snapshots,
           allowPrivateNetwork: host.allowPrivateNetwork(),
-          commands: routedCommands(record.id, pick, localCommands(env), editorMs),
+          commands: routedCommands(record.id, pick, localCommands(env), editorMs, env),
           search: host.daemonTools.searches,
           sandbox,
           setPlan: (entries: PlanEntry[]) => host.emit({ sessionUpdate: "plan", entries }),

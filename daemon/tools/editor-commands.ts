@@ -18,8 +18,36 @@ const OUTPUT_LIMIT = 64 * 1024;
 /** The terminal requests with the editor's bound (wait_for_exit lasts as long as the command). */
 const BOUNDED = ["terminal/create", "terminal/output", "terminal/kill", "terminal/release"];
 
-/** `timeoutMs` (the daemon's editorTimeoutSeconds) bounds the requests an editor answers at once (all but wait_for_exit). */
-export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner, timeoutMs: number): CommandRunner {
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The command line and environment for an editor's terminal, so that the command sees the session's
+ * environment as it would here: the editor starts a terminal with its own environment, secrets
+ * included (its window's, as the shim sent it), and adds what `env` lists. What the editor has and
+ * the session does not (a key the session's filter left out) is unset: by bwrap's `--unsetenv` in a
+ * sandbox, else by `/usr/bin/env -u` in front. Only names go on the command line; the values sent are
+ * the session's, which came from the user's own window.
+ */
+export function terminalCommand(
+  line: { file: string; args: string[] },
+  sandboxed: boolean,
+  editorEnv: Environment,
+  sessionEnv: Environment,
+): { command: string; args: string[]; env: Array<{ name: string; value: string }> } {
+  const unset = Object.keys(editorEnv)
+    .filter((name) => editorEnv[name] !== undefined && sessionEnv[name] === undefined)
+    .sort();
+  const env = Object.entries(sessionEnv).flatMap(([name, value]) => (value === undefined ? [] : [{ name, value }]));
+  if (unset.length === 0) return { command: line.file, args: line.args, env };
+  if (sandboxed) return { command: line.file, args: [...unset.flatMap((name) => ["--unsetenv", name]), ...line.args], env };
+  return { command: "/usr/bin/env", args: [...unset.flatMap((name) => ["-u", name]), line.file, ...line.args], env };
+}
+
+/**
+ * `timeoutMs` (the daemon's editorTimeoutSeconds) bounds the requests an editor answers at once (all
+ * but wait_for_exit). `env`: the session's environment, the only one its commands get (terminalCommand).
+ */
+export function routedCommands(sessionId: string, pick: EditorPicker, local: CommandRunner, timeoutMs: number, env: Environment): CommandRunner {
   return {
     async run(command, opts) {
       const editor = pick("terminal");
@@ -33,13 +61,14 @@ export function routedCommands(sessionId: string, pick: EditorPicker, local: Com
         runId = undefined;
         if (id) await sweepRun(id);
       };
-      const { file, args } = shellCommand(command, opts.cwd, opts.umask, opts.sandbox, { newSession: true, runId });
+      const shell = shellCommand(command, opts.cwd, opts.umask, opts.sandbox, { newSession: true, runId });
+      const line = terminalCommand(shell, opts.sandbox !== undefined, editor.env ?? {}, env);
       let terminalId: string;
       try {
         const answer = await askEditor(
           editor,
           "terminal/create",
-          { sessionId, command: file, args, cwd: opts.cwd, outputByteLimit: OUTPUT_LIMIT },
+          { sessionId, ...line, cwd: opts.cwd, outputByteLimit: OUTPUT_LIMIT },
           { signal: opts.signal, timeoutMs },
         );
         terminalId = editorAnswer(CreateTerminalResponse, "terminal/create", answer).terminalId;

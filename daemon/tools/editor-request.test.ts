@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { routedCommands } from "./editor-commands.js";
+import { routedCommands, terminalCommand } from "./editor-commands.js";
 import { routedFiles } from "./editor-files.js";
 import { askEditor, EditorSilentError, EditorTimeoutError } from "./editor-request.js";
 import { EditorSilence } from "./editor-silence.js";
@@ -77,10 +78,10 @@ test("fs through a silent editor: a read falls back to the disk, a write fails w
 test("terminal/create follows the turn's cancel and has a bound of its own", async () => {
   const e = editor();
   const cancel = new AbortController();
-  const run = routedCommands("s1", () => e.port, noLocal, 60_000).run("true", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal, umask: 0o022 });
+  const run = routedCommands("s1", () => e.port, noLocal, 60_000, {}).run("true", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal, umask: 0o022 });
   cancel.abort();
   await assert.rejects(run, /terminal\/create withdrawn/);
-  const bounded = routedCommands("s1", () => e.port, noLocal, 20).run("true", {
+  const bounded = routedCommands("s1", () => e.port, noLocal, 20, {}).run("true", {
     cwd: dir,
     timeoutMs: 60_000,
     signal: new AbortController().signal,
@@ -96,7 +97,7 @@ test("wait_for_exit lasts as long as the command may, is then withdrawn, and the
     "terminal/output": { output: "partial", truncated: false },
     "terminal/release": {},
   });
-  const r = await routedCommands("s1", () => e.port, noLocal, 60_000).run("sleep 100", {
+  const r = await routedCommands("s1", () => e.port, noLocal, 60_000, {}).run("sleep 100", {
     cwd: dir,
     timeoutMs: 20,
     signal: new AbortController().signal,
@@ -117,7 +118,12 @@ test("wait_for_exit lasts as long as the command may, is then withdrawn, and the
     "terminal/output": { output: "", truncated: false },
     "terminal/release": {},
   });
-  const pending = routedCommands("s1", () => e2.port, noLocal, 60_000).run("sleep 100", { cwd: dir, timeoutMs: 60_000, signal: cancel.signal, umask: 0o022 });
+  const pending = routedCommands("s1", () => e2.port, noLocal, 60_000, {}).run("sleep 100", {
+    cwd: dir,
+    timeoutMs: 60_000,
+    signal: cancel.signal,
+    umask: 0o022,
+  });
   await e2.asked("terminal/wait_for_exit");
   cancel.abort();
   const c = await pending;
@@ -183,7 +189,7 @@ test("through a silent window: reads go to the disk at once; a write goes to the
 
   // A command: here, when any bounded terminal request timed out lately.
   w.silence.timedOut("terminal/output", 10);
-  const r = await routedCommands("s1", () => w.port, localCommands({ PATH: process.env.PATH }), 60_000).run("echo here", {
+  const r = await routedCommands("s1", () => w.port, localCommands({ PATH: process.env.PATH }), 60_000, { PATH: process.env.PATH }).run("echo here", {
     cwd: dir,
     timeoutMs: 10_000,
     signal: new AbortController().signal,
@@ -192,4 +198,24 @@ test("through a silent window: reads go to the disk at once; a write goes to the
   assert.equal(r.output, "here\n");
   assert.equal(r.terminalId, undefined);
   assert.equal(w.calls.filter((c) => c.method.startsWith("terminal/")).length, 0);
+});
+
+test("terminalCommand: what the editor's terminal has and the session does not is unset, by bwrap or by env -u, and only names go on the line", () => {
+  const editorEnv = { PATH: process.env.PATH, GITHUB_TOKEN: "ghp-secret", SHARED: "editor's" };
+  const sessionEnv = { PATH: process.env.PATH, SHARED: "session's" };
+  const shell = { file: "/bin/sh", args: ["-c", "env"] };
+  const bare = terminalCommand(shell, false, editorEnv, sessionEnv);
+  assert.equal(bare.command, "/usr/bin/env");
+  assert.deepEqual(bare.args, ["-u", "GITHUB_TOKEN", "/bin/sh", "-c", "env"]);
+  assert.ok(!JSON.stringify(bare).includes("ghp-secret"));
+  // Run as an editor runs a terminal: its own environment, then the request's `env` over it.
+  const env: Record<string, string | undefined> = { ...editorEnv };
+  for (const v of bare.env) env[v.name] = v.value;
+  const out = execFileSync(bare.command, bare.args, { env, encoding: "utf8" });
+  assert.doesNotMatch(out, /GITHUB_TOKEN/);
+  assert.match(out, /^SHARED=session's$/m);
+  const boxed = terminalCommand({ file: "/usr/bin/bwrap", args: ["--unshare-pid", "--", "/bin/sh", "-c", "env"] }, true, editorEnv, sessionEnv);
+  assert.equal(boxed.command, "/usr/bin/bwrap");
+  assert.deepEqual(boxed.args, ["--unsetenv", "GITHUB_TOKEN", "--unshare-pid", "--", "/bin/sh", "-c", "env"]);
+  assert.deepEqual(terminalCommand(shell, false, sessionEnv, sessionEnv).command, "/bin/sh", "nothing to unset: the line as it was");
 });

@@ -263,6 +263,11 @@ export interface EditorPort {
   request(method: string, params: unknown, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
   /** The requests this window let time out lately (editor-silence.ts); absent: it is always asked. */
   readonly silence?: EditorSilence;
+  /**
+   * The window's whole environment as its shim sent it, which its editor's terminals start with
+   * (secrets included); absent when unknown.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 export type EditorCapability = "readTextFile" | "writeTextFile" | "terminal";

@@ -82,6 +82,26 @@ test("with the terminal capability run_command goes create → wait → output �
   assert.equal(editor.liveTerminals, 0);
 });
 
+test("a command in the editor's terminal gets the session's environment: the editor's secrets unset, nothing else lost", async (t) => {
+  // The window's environment is the editor's own (the shim inherits it); its terminals start with it.
+  const windowEnv = { SERVICE_TOKEN: "hunter2-in-the-editor", PLAIN_SETTING: "kept" };
+  const { agent, model, workdir } = await world(t, { clientCapabilities: { terminal: true }, env: windowEnv });
+  const editor = new FakeEditor();
+  editor.terminalEnv = { ...process.env, ...windowEnv, DEEPSEEK_API_KEY: "sk-editor-key" };
+  editor.attach(agent);
+  model.enqueue({ toolCalls: [{ name: "run_command", arguments: { command: "env" } }] }, { content: ["ok"] });
+  await agent.initialize();
+  const { sessionId } = await agent.newSession(workdir);
+  assert.equal((await agent.prompt(sessionId, "show the environment")).stopReason, "end_turn");
+  const create = editor.calls.find((c) => c.method === "terminal/create")!.params;
+  // In the sandbox bwrap unsets them; without one, `env -u` in front.
+  assert.match(create.args.join(" "), /(--unsetenv|-u) SERVICE_TOKEN/);
+  assert.ok(!JSON.stringify(create).includes("hunter2"), "no secret's value is sent to the editor");
+  const seen = model.requests[1]!.body.messages.at(-1).content as string;
+  assert.match(seen, /PLAIN_SETTING=kept/);
+  assert.doesNotMatch(seen, /SERVICE_TOKEN|hunter2|DEEPSEEK_API_KEY|sk-editor-key/);
+});
+
 const lastUpdate = (agent: { updatesFor(id: string): any[] }, sessionId: string): any =>
   agent
     .updatesFor(sessionId)

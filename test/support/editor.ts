@@ -26,6 +26,8 @@ export class FakeEditor {
   readonly faults = new Map<string, "fail" | "hang" | "garbage">();
   /** How terminal/kill and release end a command: its process group (as most editors do) or its pid only (as some do). */
   killMode: "group" | "pid" = "group";
+  /** What this editor's terminals start with, before a terminal/create's `env` (a real editor's own, which its agent's window has too). */
+  terminalEnv: NodeJS.ProcessEnv = process.env;
   private readonly terminals = new Map<string, Terminal>();
   private next = 0;
 
@@ -58,7 +60,9 @@ export class FakeEditor {
         return {};
       case "terminal/create": {
         const id = `term-${this.next++}`;
-        const child = spawn(params.command, params.args ?? [], { cwd: params.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+        const env = { ...this.terminalEnv };
+        for (const v of params.env ?? []) env[v.name] = v.value;
+        const child = spawn(params.command, params.args ?? [], { cwd: params.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const t: Terminal = { child, output: "", exit: undefined, exited: Promise.resolve(), released: false };
         child.stdout!.on("data", (c: Buffer) => (t.output += c.toString()));
         child.stderr!.on("data", (c: Buffer) => (t.output += c.toString()));
